@@ -1,0 +1,71 @@
+/**
+ * Every failure a user can cause or act on is a ParamineError with a stable code.
+ * The HTTP layer maps `status` to the response; the CLI prints `code: message`.
+ */
+export type ErrorCode =
+  | 'BAD_INPUT'
+  | 'BAD_CONFIG'
+  | 'NOT_FOUND'
+  | 'FILE_NOT_FOUND'
+  | 'BAD_FILE'
+  | 'MODEL_MISSING_FILE'
+  | 'MODEL_MISMATCH'
+  | 'DIM_MISMATCH'
+  | 'INDEX_NOT_TRAINED'
+  | 'INDEX_CLOSED'
+  | 'FAISS_ERROR'
+  | 'FETCH_FAILED'
+  | 'CHECKSUM_MISMATCH'
+  | 'UNAUTHORIZED'
+  | 'CONFLICT'
+  | 'TIMEOUT'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+const STATUS: Record<ErrorCode, number> = {
+  BAD_INPUT: 400,
+  BAD_CONFIG: 400,
+  NOT_FOUND: 404,
+  FILE_NOT_FOUND: 400,
+  BAD_FILE: 400,
+  MODEL_MISSING_FILE: 500,
+  MODEL_MISMATCH: 409,
+  DIM_MISMATCH: 409,
+  INDEX_NOT_TRAINED: 409,
+  INDEX_CLOSED: 503,
+  FAISS_ERROR: 500,
+  FETCH_FAILED: 502,
+  CHECKSUM_MISMATCH: 502,
+  UNAUTHORIZED: 401,
+  CONFLICT: 409,
+  TIMEOUT: 504,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+export class ParamineError extends Error {
+  readonly code: ErrorCode;
+  /** The offending field or file location, when there is one (`texts[3]`, `corpus.jsonl:17`). */
+  readonly field: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { field?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ParamineError';
+    this.code = code;
+    this.field = options.field;
+  }
+
+  get status(): number {
+    return STATUS[this.code];
+  }
+
+  toJSON(): { code: ErrorCode; message: string; field?: string } {
+    return this.field === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, field: this.field };
+  }
+}
+
+export function isParamineError(e: unknown): e is ParamineError {
+  return e instanceof ParamineError;
+}
