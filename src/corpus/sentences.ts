@@ -1,0 +1,158 @@
+/**
+ * Streams sentences from corpus files (DESIGN.md "Input files"): .txt one per line, .jsonl objects with
+ * `text` (+ `id` and any metadata), .tsv/.csv with a `text` column; any of them gzip-compressed.
+ * Each record carries file:line so errors point at it, and a position so a build can resume after it.
+ */
+import { statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import { z } from 'zod';
+import { ParamineError } from '../errors.js';
+import { formatOf, openText, readError } from './open.js';
+
+export interface CorpusRecord {
+  /** Index of the file in the input list, and 1-based record number within it. */
+  fileIndex: number;
+  record: number;
+  /** file:line, for messages. */
+  where: string;
+  text: string;
+  meta?: Record<string, unknown>;
+}
+
+export interface BadRecord {
+  fileIndex: number;
+  record: number;
+  where: string;
+  error: ParamineError;
+}
+
+export interface ReadOptions {
+  /** Skip records up to and including this position (resume). */
+  after?: { fileIndex: number; record: number };
+  /** 'fail' throws on the first bad record; 'skip' yields it as a BadRecord and goes on. */
+  onBadRecord?: 'fail' | 'skip';
+  /** Updated as files are read: bytes of the input files consumed so far (for progress and ETA). */
+  stats?: { bytesRead: number };
+}
+
+const jsonLine = z.looseObject({ text: z.string() });
+
+export async function* readSentences(
+  files: readonly string[],
+  options: ReadOptions = {},
+): AsyncGenerator<CorpusRecord | BadRecord> {
+  const onBad = options.onBadRecord ?? 'fail';
+  let doneBytes = 0;
+  for (const [fileIndex, path] of files.entries()) {
+    const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+    if (options.after && fileIndex < options.after.fileIndex) {
+      doneBytes += size;
+      continue;
+    }
+    const skipThrough = options.after?.fileIndex === fileIndex ? options.after.record : 0;
+    const format = formatOf(path);
+    if (format !== 'txt' && format !== 'jsonl' && format !== 'tsv' && format !== 'csv') {
+      throw new ParamineError(
+        'BAD_FILE',
+        `${path}: unknown corpus format; use .txt, .jsonl, .tsv or .csv (optionally .gz)`,
+        { field: 'input' },
+      );
+    }
+    const { stream, bytesRead } = await openText(path);
+    const rows = format === 'tsv' || format === 'csv' ? tableRows(path, stream, format) : lineRows(stream, format);
+    try {
+      for await (const row of rows) {
+        if (options.stats) options.stats.bytesRead = doneBytes + bytesRead();
+        if (row.record <= skipThrough) continue;
+        const where = `${path}:${row.line}`;
+        if ('error' in row) {
+          const error = new ParamineError('BAD_FILE', `${where}: ${row.error}`, { field: where });
+          if (onBad === 'fail') throw error;
+          yield { fileIndex, record: row.record, where, error };
+          continue;
+        }
+        yield row.meta === undefined
+          ? { fileIndex, record: row.record, where, text: row.text }
+          : { fileIndex, record: row.record, where, text: row.text, meta: row.meta };
+      }
+    } catch (e) {
+      throw readError(path, e);
+    }
+    doneBytes += size;
+  }
+}
+
+type Row =
+  | { record: number; line: number; text: string; meta?: Record<string, unknown> }
+  | { record: number; line: number; error: string };
+
+async function* lineRows(stream: Readable, format: 'txt' | 'jsonl'): AsyncGenerator<Row> {
+  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  let n = 0;
+  for await (const line of rl) {
+    n++;
+    if (format === 'txt') {
+      yield { record: n, line: n, text: line };
+      continue;
+    }
+    if (line.trim() === '') {
+      yield { record: n, line: n, text: '' };
+      continue;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch (e) {
+      yield { record: n, line: n, error: `invalid JSON (${(e as Error).message})` };
+      continue;
+    }
+    const r = jsonLine.safeParse(parsed);
+    if (!r.success) {
+      yield { record: n, line: n, error: 'expected an object with a string "text" field' };
+      continue;
+    }
+    const { text, ...meta } = r.data;
+    yield Object.keys(meta).length ? { record: n, line: n, text, meta } : { record: n, line: n, text };
+  }
+}
+
+async function* tableRows(path: string, stream: Readable, format: 'tsv' | 'csv'): AsyncGenerator<Row> {
+  const parser = stream.pipe(
+    parse({
+      delimiter: format === 'tsv' ? '\t' : ',',
+      // TSV corpora carry quotes as plain characters; CSV follows RFC 4180 with some slack.
+      quote: format === 'tsv' ? false : '"',
+      relax_quotes: true,
+      relax_column_count: true,
+      skip_empty_lines: false,
+      bom: true,
+      info: true,
+    }),
+  );
+  let header: string[] | undefined;
+  let textCol = -1;
+  let n = 0;
+  for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+    if (!header) {
+      header = record.map((h) => h.trim());
+      textCol = header.indexOf('text');
+      if (textCol < 0) {
+        throw new ParamineError('BAD_FILE', `${path}:1: no "text" column in the header (${header.join(', ')})`);
+      }
+      continue;
+    }
+    n++;
+    const text = record[textCol];
+    if (text === undefined) {
+      yield { record: n, line: info.lines, error: 'row has no value in the "text" column' };
+      continue;
+    }
+    const meta: Record<string, unknown> = {};
+    for (const [i, name] of header.entries()) if (i !== textCol && record[i] !== undefined) meta[name] = record[i];
+    yield Object.keys(meta).length
+      ? { record: n, line: info.lines, text, meta }
+      : { record: n, line: info.lines, text };
+  }
+}

@@ -1,0 +1,1 @@
+export { keyHash, type Meta, type NewSentence, type SentenceRecord, SentenceStore, type StoreOptions } from './store.js';

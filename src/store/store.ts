@@ -1,0 +1,137 @@
+/**
+ * LMDB sentence store beside the FAISS shards: id -> text + metadata, dedup-key hash -> id, and named
+ * state records (build progress, job checkpoints). Ids are dense from 0 and identical to the FAISS ids.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { type Database, open, type RootDatabase } from 'lmdb';
+import { ParamineError } from '../errors.js';
+
+export type Meta = Record<string, unknown>;
+
+export interface SentenceRecord {
+  text: string;
+  meta?: Meta;
+}
+
+export interface NewSentence extends SentenceRecord {
+  id: number;
+  /** The dedup key (normalized text); stored hashed. */
+  key: string;
+}
+
+interface StoredSentence {
+  t: string;
+  m?: Meta;
+}
+
+export interface StoreOptions {
+  readOnly?: boolean;
+  /** Upper bound of the memory map; LMDB grows files lazily, so this only reserves address space. */
+  mapSize?: number;
+}
+
+/** 128-bit hash of a dedup key: constant-size LMDB keys whatever the sentence length. */
+export function keyHash(key: string): Buffer {
+  return createHash('sha256').update(key).digest().subarray(0, 16);
+}
+
+export class SentenceStore {
+  private readonly root: RootDatabase;
+  private readonly sentences: Database<StoredSentence, number>;
+  private readonly dedup: Database<number, Buffer>;
+  private readonly state: Database<unknown, string>;
+  private closed = false;
+
+  private constructor(root: RootDatabase) {
+    this.root = root;
+    this.sentences = root.openDB<StoredSentence, number>({ name: 'sentences', encoding: 'msgpack' });
+    this.dedup = root.openDB<number, Buffer>({ name: 'dedup', keyEncoding: 'binary', encoding: 'msgpack' });
+    this.state = root.openDB<unknown, string>({ name: 'state', encoding: 'json' });
+  }
+
+  static open(dir: string, options: StoreOptions = {}): SentenceStore {
+    if (!options.readOnly) mkdirSync(dir, { recursive: true });
+    try {
+      const root = open({
+        path: dir,
+        readOnly: options.readOnly ?? false,
+        mapSize: options.mapSize ?? 2 ** 40,
+        maxDbs: 8,
+        // Durability comes from committing each batch together with its progress record.
+        noMemInit: true,
+      });
+      return new SentenceStore(root);
+    } catch (e) {
+      throw new ParamineError('BAD_FILE', `cannot open the sentence store at ${dir}: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+  }
+
+  /** Number of sentences stored. */
+  get count(): number {
+    this.assertOpen();
+    return (this.sentences.getStats() as { entryCount: number }).entryCount;
+  }
+
+  get(id: number): SentenceRecord | undefined {
+    this.assertOpen();
+    return toRecord(this.sentences.get(id));
+  }
+
+  async getMany(ids: readonly number[]): Promise<Array<SentenceRecord | undefined>> {
+    this.assertOpen();
+    const rows = await this.sentences.getMany(ids as number[]);
+    return rows.map(toRecord);
+  }
+
+  /** Id of the sentence with this dedup key, if one was stored. */
+  idForKey(key: string): number | undefined {
+    this.assertOpen();
+    return this.dedup.get(keyHash(key));
+  }
+
+  /** Sentences with ids in [start, end), in id order. */
+  *range(start: number, end: number): Generator<{ id: number; record: SentenceRecord }> {
+    this.assertOpen();
+    for (const { key, value } of this.sentences.getRange({ start, end })) {
+      yield { id: key, record: toRecord(value) as SentenceRecord };
+    }
+  }
+
+  getState<T>(name: string): T | undefined {
+    this.assertOpen();
+    return this.state.get(name) as T | undefined;
+  }
+
+  /**
+   * Appends sentences and writes state records in one LMDB transaction: after a crash either all of
+   * them are there or none, so a progress record never points past data that was lost.
+   */
+  async commit(rows: readonly NewSentence[], state: Record<string, unknown> = {}): Promise<void> {
+    this.assertOpen();
+    await this.root.transaction(() => {
+      for (const r of rows) {
+        this.sentences.put(r.id, r.meta === undefined ? { t: r.text } : { t: r.text, m: r.meta });
+        this.dedup.put(keyHash(r.key), r.id);
+      }
+      for (const [k, v] of Object.entries(state)) this.state.put(k, v);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.root.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ParamineError('INDEX_CLOSED', 'the sentence store is closed');
+  }
+}
+
+function toRecord(v: StoredSentence | undefined): SentenceRecord | undefined {
+  if (v === undefined) return undefined;
+  return v.m === undefined ? { text: v.t } : { text: v.t, meta: v.m };
+}
