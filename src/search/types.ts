@@ -1,0 +1,59 @@
+/** Shapes of the one search + rerank core that the server, the job runner and the benchmark share. */
+import { z } from 'zod';
+import type { Meta } from '../store/index.js';
+import { type LexicalMeasures, lexicalFilterSchema } from './lexical.js';
+
+export const MAX_K = 1000;
+export const MAX_CANDIDATES = 2000;
+
+export const searchOptionsSchema = z
+  .object({
+    /** Candidates returned per query. */
+    k: z.number().int().min(1).max(MAX_K).default(10),
+    /** ANN candidates fetched (and reranked when rerank is on); at least k. */
+    candidates: z.number().int().min(1).max(MAX_CANDIDATES).optional(),
+    nprobe: z.number().int().min(1).max(65536).optional(),
+    rerank: z.boolean().default(true),
+    /** Keep only candidates whose predicted label is one of these. */
+    labels: z.array(z.string().min(1)).min(1).optional(),
+    /** Keep only candidates whose predicted label's probability is at least this. */
+    minProbability: z.number().min(0).max(1).optional(),
+    minCosine: z.number().min(-1).max(1).optional(),
+    filter: lexicalFilterSchema.default({}),
+    /** Drop candidates whose dedup key equals the query's (the query itself, re-cased or re-punctuated). */
+    excludeDuplicates: z.boolean().default(true),
+  })
+  .strict();
+export type SearchOptionsInput = z.input<typeof searchOptionsSchema>;
+export type SearchOptions = z.output<typeof searchOptionsSchema>;
+
+export interface Candidate {
+  id: number;
+  text: string;
+  /** Cosine similarity (inner product of unit vectors; for an L2 index, 1 - d/2). */
+  cosine: number;
+  /** 1-based rank in the ANN result, and after reranking when it ran. */
+  annRank: number;
+  rerankRank?: number;
+  label?: string;
+  probabilities?: Record<string, number>;
+  lexical: LexicalMeasures;
+  meta?: Meta;
+}
+
+export interface QueryResult {
+  query: string;
+  candidates: Candidate[];
+}
+
+export interface Timings {
+  encodeMs: number;
+  searchMs: number;
+  rerankMs: number;
+  totalMs: number;
+}
+
+export interface SearchResponse {
+  results: QueryResult[];
+  timings: Timings;
+}

@@ -1,0 +1,12 @@
+/** Text stage: normalization, dedup keys, tokenization and the lexical pair measures. */
+
+export type { BleuOptions } from './bleu.js';
+export { bleuFromStats, ngramMatches, sentenceBleu, symmetricBleu, tokenize13a } from './bleu.js';
+export type { CharAnalyzer, CharNgramOptions } from './charngrams.js';
+export { charNgramCounts } from './charngrams.js';
+export { dedupKey } from './dedup.js';
+export { charLength, normalize } from './normalize.js';
+export { lengthRatio, lengthRatioOfLengths, plr, plrOfLengths } from './plr.js';
+export type { CharNgramTfidfJSON, PairCosineOptions } from './tfidf.js';
+export { CharNgramTfidf, charNgramCosine, dot } from './tfidf.js';
+export { tokenCount, tokenize, wordCount } from './tokenize.js';
