@@ -69,3 +69,9 @@ t.test('missing files, broken gzip, unknown formats and tables without a text co
   await t.rejects(collect([file('x.parquet', 'x')]), { code: 'BAD_FILE', message: /unknown corpus format/ });
   await t.rejects(collect([file('n.tsv', 'id\tsentence\n1\tx\n')]), { code: 'BAD_FILE', message: /no "text" column/ });
 });
+
+t.test('a truncated gzip table is an error, not a shorter table', async (t) => {
+  const gz = gzipSync(`text,n\n${'some sentence here,1\n'.repeat(5000)}`);
+  const truncated = file('broken.csv.gz', gz.subarray(0, Math.floor(gz.length / 2)));
+  await t.rejects(collect([truncated]), { code: 'BAD_FILE', message: /broken\.csv\.gz: unreadable gzip/ });
+});

@@ -1,2 +1,3 @@
 export { assertReadable, type FileFormat, formatOf, openText, readError } from './open.js';
+export { LABEL_COLUMNS, type LabeledPair, readPairs, TEXT_COLUMNS } from './pairs.js';
 export { type BadRecord, type CorpusRecord, type ReadOptions, readSentences } from './sentences.js';

@@ -131,6 +131,8 @@ async function* tableRows(path: string, stream: Readable, format: 'tsv' | 'csv')
       info: true,
     }),
   );
+  // pipe() does not forward errors: a truncated gzip would otherwise end the table silently.
+  stream.on('error', (e) => parser.destroy(e));
   let header: string[] | undefined;
   let textCol = -1;
   let n = 0;

@@ -1,0 +1,55 @@
+/** Prometheus metrics: per-route request latency, encoder batch sizes, queue depth, stage latencies. */
+import type { FastifyInstance } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requestSeconds = new Histogram({
+    name: 'paramine_http_request_duration_seconds',
+    help: 'HTTP request latency by route',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly batchSize = new Histogram({
+    name: 'paramine_encoder_batch_size',
+    help: 'Texts per encoder call after dynamic batching',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'paramine_encoder_queue_depth',
+    help: 'Texts waiting for the encoder',
+    registers: [this.registry],
+  });
+  readonly stageSeconds = new Histogram({
+    name: 'paramine_stage_duration_seconds',
+    help: 'Latency of pipeline stages (encode, search, rerank)',
+    labelNames: ['stage'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly candidates = new Counter({
+    name: 'paramine_candidates_returned_total',
+    help: 'Paraphrase candidates returned by /v1/search',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'paramine_' });
+  }
+
+  install(app: FastifyInstance): void {
+    app.addHook('onResponse', async (req, reply) => {
+      const route = req.routeOptions.url ?? 'unmatched';
+      this.requestSeconds.observe(
+        { method: req.method, route, status: String(reply.statusCode) },
+        reply.elapsedTime / 1000,
+      );
+    });
+    app.get('/metrics', async (_req, reply) => {
+      reply.type(this.registry.contentType);
+      return this.registry.metrics();
+    });
+  }
+}

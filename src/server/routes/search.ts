@@ -1,0 +1,55 @@
+/** POST /v1/search and POST /v1/classify: thin adapters over the search core. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ParamineError } from '../../errors.js';
+import { searchOptionsSchema } from '../../search/types.js';
+import type { ServiceContext } from '../context.js';
+import { parseInput } from '../validate.js';
+
+export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
+  const { limits } = ctx;
+  const text = z
+    .string()
+    .max(limits.maxTextChars, `at most ${limits.maxTextChars} characters`)
+    .refine((s) => s.trim() !== '', 'must not be empty');
+  const searchBody = searchOptionsSchema
+    .extend({
+      text: text.optional(),
+      texts: z.array(text).min(1).max(limits.maxTexts, `at most ${limits.maxTexts} texts per request`).optional(),
+      k: z.number().int().min(1).max(limits.maxK, `at most ${limits.maxK}`).default(10),
+      candidates: z.number().int().min(1).max(limits.maxCandidates, `at most ${limits.maxCandidates}`).optional(),
+    })
+    .strict()
+    .refine((b) => (b.text === undefined) !== (b.texts === undefined), {
+      message: 'give exactly one of "text" or "texts"',
+      path: ['text'],
+    });
+
+  app.post('/v1/search', async (req) => {
+    const { text: one, texts, ...options } = parseInput(searchBody, req.body);
+    const queries = texts ?? [one as string];
+    const response = await ctx.core.search(queries, options);
+    ctx.metrics?.candidates.inc(response.results.reduce((n, r) => n + r.candidates.length, 0));
+    return response;
+  });
+
+  const pair = z.union([z.tuple([text, text]), z.object({ s1: text, s2: text }).strict()]);
+  const classifyBody = z
+    .object({ pairs: z.array(pair).min(1).max(limits.maxPairs, `at most ${limits.maxPairs} pairs per request`) })
+    .strict();
+
+  app.post('/v1/classify', async (req) => {
+    const { pairs } = parseInput(classifyBody, req.body);
+    if (!ctx.core.canRerank) {
+      throw new ParamineError('UNAVAILABLE', 'no cross-encoder loaded; start the service with --reranker DIR');
+    }
+    const asTuples = pairs.map((p) => (Array.isArray(p) ? p : ([p.s1, p.s2] as const)));
+    const started = performance.now();
+    const scores = await ctx.core.classify(asTuples);
+    return {
+      labels: ctx.core.parts.reranker?.labels ?? [],
+      results: scores.map((s, i) => ({ s1: asTuples[i]?.[0], s2: asTuples[i]?.[1], ...s })),
+      timings: { rerankMs: performance.now() - started },
+    };
+  });
+}

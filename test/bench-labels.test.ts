@@ -1,0 +1,84 @@
+import t from 'tap';
+import { detectScheme, parseTurku, TURKU_SUBSUMED, UNLABELED } from '../src/bench/labels.js';
+
+t.test('binary: 0/1 and paraphrase/not, case-insensitive; unknown labels are undefined', async (t) => {
+  const s = detectScheme(['0', '1', '1']);
+  t.equal(s.name, 'binary');
+  t.equal(s.isPositive('1'), true);
+  t.equal(s.isPositive('0'), false);
+  t.equal(s.isPositive('2'), undefined);
+  t.equal(s.isPositive(undefined), true, 'a missing label is a positive');
+  t.equal(s.base('1'), '1');
+  t.same(s.flags('1'), []);
+  t.equal(s.retrievalGroup('1'), '1');
+
+  const w = detectScheme(['paraphrase', 'not_paraphrase', 'NOT', ' Paraphrase ']);
+  t.equal(w.name, 'binary');
+  t.same(['paraphrase', 'Paraphrase', 'not', 'not_paraphrase'].map(w.isPositive), [true, true, false, false]);
+  t.equal(detectScheme(['1', '1']).name, 'binary', 'a file of only 1 is binary, not Turku');
+});
+
+t.test('turku: base, subsumption, flags, canonical spelling, positive = base >= 3', async (t) => {
+  const s = detectScheme(['1', '2', '3', '4', '4<', '4>is', '4i']);
+  t.equal(s.name, 'turku');
+  t.equal(s.base('4>is'), '4');
+  t.equal(s.subsumption('4>is'), '>');
+  t.equal(s.subsumption('4<'), '<');
+  t.equal(s.subsumption('4i'), undefined);
+  t.same(s.flags('4>is'), ['i', 's']);
+  t.same(s.flags('4si'), ['i', 's'], 'flags sorted');
+  t.same(s.flags('3'), []);
+  t.equal(s.canonical('4>si'), '4>is');
+  t.equal(s.canonical('2'), '2');
+  t.same(['1', '2', '3', '4', '4<', '4>i', '4is'].map(s.isPositive), [
+    false,
+    false,
+    true,
+    true,
+    true,
+    true,
+    true,
+  ]);
+  t.equal(s.isPositive('5'), undefined);
+  t.equal(s.isPositive(undefined), true);
+  t.same(parseTurku('4<is'), { base: '4', sub: '<', flags: ['i', 's'] });
+  t.equal(parseTurku('4x'), undefined);
+});
+
+t.test(
+  'turku retrieval groups as the paper: 4 (flags ignored), 4< or 4>, 3, and 2/1 as themselves',
+  async (t) => {
+    const s = detectScheme(['4', '3']);
+    t.equal(s.name, 'turku');
+    t.same(
+      ['4', '4i', '4s', '4is', '4<', '4>', '4<i', '4>s', '3', '2', '1'].map((l) => s.retrievalGroup(l)),
+      ['4', '4', '4', '4', TURKU_SUBSUMED, TURKU_SUBSUMED, TURKU_SUBSUMED, TURKU_SUBSUMED, '3', '2', '1'],
+    );
+    t.equal(TURKU_SUBSUMED, '4< or 4>');
+  },
+);
+
+t.test('--positive overrides: exact label or Turku base label', async (t) => {
+  const s = detectScheme(['3', '4>i', '4'], { positive: ['4'] });
+  t.same(['3', '4', '4>i', '4<'].map(s.isPositive), [false, true, true, true]);
+  const exact = detectScheme(['3', '4>i', '4'], { positive: ['4', '3'] });
+  t.equal(exact.isPositive('3'), true);
+  const b = detectScheme(['0', '1'], { positive: ['0'] });
+  t.same(['0', '1'].map(b.isPositive), [true, false]);
+});
+
+t.test('positive-only and custom', async (t) => {
+  const p = detectScheme([undefined, undefined]);
+  t.equal(p.name, 'positive-only');
+  t.equal(p.isPositive(undefined), true);
+  t.equal(p.retrievalGroup(undefined), UNLABELED);
+  t.equal(detectScheme([]).name, 'positive-only');
+
+  const c = detectScheme(['yes', 'no', 'maybe']);
+  t.equal(c.name, 'custom');
+  t.equal(c.isPositive('yes'), undefined, 'custom labels are unknown without --positive');
+  t.equal(c.retrievalGroup('maybe'), 'maybe');
+  const c2 = detectScheme(['yes', 'no', 'maybe'], { positive: ['yes'] });
+  t.same(['yes', 'no', 'maybe'].map(c2.isPositive), [true, false, false]);
+  t.equal(detectScheme(['0', '1', '5']).name, 'custom', 'STS-like 0..5 is neither binary nor Turku');
+});
