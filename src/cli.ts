@@ -12,7 +12,12 @@ const program = new Command()
   .exitOverride();
 
 // Sub-commands, left to right along the pipeline. Each module exports register(program).
-const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [];
+const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [
+  () => import('./models/command.js'),
+  () => import('./indexer/command.js'),
+  () => import('./server/serve-command.js'),
+  () => import('./server/query-command.js'),
+];
 for (const load of registrars) (await load()).register(program);
 
 try {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { searchOptionsSchema } from '../../search/types.js';
 import type { ServiceContext } from '../context.js';
-import { parseInput } from '../validate.js';
+import { parseInput } from '../../validate.js';
 
 export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { limits } = ctx;

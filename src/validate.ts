@@ -1,6 +1,6 @@
 /** zod at the HTTP boundary: the first issue becomes a 400 naming the offending field. */
 import type { z } from 'zod';
-import { ParamineError } from '../errors.js';
+import { ParamineError } from './errors.js';
 
 export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
   return path.reduce<string>(

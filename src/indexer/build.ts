@@ -1,0 +1,172 @@
+/**
+ * `paramine index`: the offline build. Phase 1 (ingest.ts) embeds and stores every kept sentence,
+ * checkpointed; phase 2 (shards.ts) trains the index on a sample of the spilled vectors, fills the
+ * shards and writes the manifest last, so an index directory with a manifest is always complete.
+ */
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { assertReadable } from '../corpus/index.js';
+import { Encoder } from '../encode/index.js';
+import { ParamineError } from '../errors.js';
+import { parseInput } from '../validate.js';
+import { resolveModelDir } from '../models/resolve.js';
+import { createProgress } from '../progress.js';
+import { SentenceStore } from '../store/index.js';
+import { ingest } from './ingest.js';
+import { type BuildOptions, type BuildOptionsInput, buildOptionsSchema } from './options.js';
+import { writeShards } from './shards.js';
+import { type BuildState, buildStateSchema, type Counters, emptyCounters, STATE_KEY } from './state.js';
+
+export interface BuildSummary {
+  counters: Counters;
+  vectors: number;
+  shards: number;
+  factory: string;
+  wallMs: number;
+  peakRssBytes: number;
+  resumed: boolean;
+}
+
+/** Options whose change alters the content: a resume must use the same ones. */
+function contentOptions(o: BuildOptions): BuildState['contentOptions'] {
+  return {
+    minTokens: o.minTokens,
+    maxTokens: o.maxTokens,
+    maxChars: o.maxChars,
+    checkpointEvery: o.checkpointEvery,
+    onBadRecord: o.onBadRecord,
+  };
+}
+
+export async function buildIndex(input: BuildOptionsInput, log: (line: string) => void = () => {}): Promise<BuildSummary> {
+  const options = parseInput(buildOptionsSchema, input, 'options');
+  const started = Date.now();
+  let peakRss = process.memoryUsage().rss;
+  const sampleRss = () => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  };
+  for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
+  const out = resolve(options.out);
+  if (existsSync(join(out, 'manifest.json'))) {
+    throw new ParamineError('CONFLICT', `${out} already holds a finished index; choose another --out or remove it`, {
+      field: 'out',
+    });
+  }
+  const storeDir = join(out, 'store');
+  const workDir = join(out, 'work');
+  const hasState = existsSync(storeDir);
+  if (hasState && !options.resume) {
+    throw new ParamineError('CONFLICT', `${out} holds an unfinished build; add --resume to continue it, or remove it`, {
+      field: 'out',
+    });
+  }
+  mkdirSync(workDir, { recursive: true });
+
+  const encoder = await Encoder.open(resolveModelDir(options.model));
+  const store = SentenceStore.open(storeDir);
+  try {
+    const inputs = options.inputs.map((p) => ({ path: resolve(p), size: statSync(p).size }));
+    const model = { id: encoder.modelId, sha256: encoder.onnxSha256, dim: encoder.dim };
+    const previous = store.getState<unknown>(STATE_KEY);
+    let state: BuildState;
+    if (previous === undefined) {
+      state = {
+        formatVersion: 1,
+        phase: 'ingest',
+        inputs,
+        model,
+        contentOptions: contentOptions(options),
+        cursor: { fileIndex: 0, record: 0 },
+        nextId: 0,
+        chunks: 0,
+        counters: emptyCounters(),
+        elapsedMs: 0,
+      };
+    } else {
+      state = checkResumable(buildStateSchema.parse(previous), inputs, model, contentOptions(options));
+      log(`resuming at ${state.nextId} sentences (${state.counters.read} records read, phase ${state.phase})`);
+    }
+
+    if (state.phase === 'ingest') {
+      const totalBytes = inputs.reduce((n, f) => n + f.size, 0);
+      const bar = createProgress({ label: 'embedding', unit: 'sentences', quiet: options.quiet });
+      state = await ingest(state, store, encoder, workDir, options, {
+        onCheckpoint: (s, bytes) => {
+          sampleRss();
+          // The total is extrapolated from the share of input bytes read so far.
+          const estimate = bytes > 0 ? Math.round((s.counters.kept * totalBytes) / bytes) : 0;
+          bar.update(s.counters.kept, Math.max(estimate, s.counters.kept), {
+            read: s.counters.read,
+            dups: s.counters.duplicates,
+          });
+        },
+        onBadRecord: (where, message) => log(`skipped ${where}: ${message}`),
+      });
+      bar.stop();
+      state = { ...state, phase: 'index' };
+      await store.commit([], { [STATE_KEY]: state });
+    }
+
+    const built = await writeShards({
+      out,
+      workDir,
+      state,
+      options,
+      model: { id: model.id, sha256: model.sha256 },
+      onProgress: sampleRss,
+      log,
+    });
+    state = { ...state, phase: 'done' };
+    await store.commit([], { [STATE_KEY]: state });
+    if (!options.keepEmbeddings) rmSync(workDir, { recursive: true, force: true });
+    sampleRss();
+    return {
+      counters: state.counters,
+      vectors: state.nextId,
+      shards: built.shards,
+      factory: built.factory,
+      wallMs: Date.now() - started,
+      peakRssBytes: peakRss,
+      resumed: previous !== undefined,
+    };
+  } finally {
+    await store.close();
+    await encoder.close();
+  }
+}
+
+function checkResumable(
+  s: BuildState,
+  inputs: BuildState['inputs'],
+  model: BuildState['model'],
+  content: BuildState['contentOptions'],
+): BuildState {
+  if (s.model.dim !== model.dim) {
+    throw new ParamineError(
+      'DIM_MISMATCH',
+      `the build being resumed embeds ${s.model.dim}-d vectors with ${s.model.id}, but --model gives ${model.dim}-d vectors`,
+      { field: 'model' },
+    );
+  }
+  if (s.model.sha256 !== model.sha256) {
+    throw new ParamineError(
+      'MODEL_MISMATCH',
+      `the build being resumed used model ${s.model.id} (sha256 ${s.model.sha256.slice(0, 12)}…); resume it with the same --model`,
+      { field: 'model' },
+    );
+  }
+  const same = s.inputs.length === inputs.length && s.inputs.every((f, i) => f.path === inputs[i]?.path && f.size === inputs[i]?.size);
+  if (!same) {
+    throw new ParamineError('CONFLICT', 'the inputs differ from the build being resumed (names, order or sizes changed)', {
+      field: 'inputs',
+    });
+  }
+  for (const [k, v] of Object.entries(content)) {
+    if (s.contentOptions[k] !== v) {
+      throw new ParamineError('CONFLICT', `--${k} differs from the build being resumed (${String(s.contentOptions[k])})`, {
+        field: k,
+      });
+    }
+  }
+  return s;
+}

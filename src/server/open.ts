@@ -1,0 +1,86 @@
+/**
+ * Opens everything a front end needs over one index: the sentence store, the shards (checked against
+ * the encoder's sha256 and dimension), the encoder behind the dynamic batcher, and the cross-encoder.
+ */
+import { join } from 'node:path';
+import { Encoder } from '../encode/index.js';
+import { readManifest, ShardedIndex } from '../index/index.js';
+import { resolveModelDir } from '../models/resolve.js';
+import { CrossEncoder } from '../rerank/index.js';
+import { BatchingEncoder } from '../search/batcher.js';
+import { SearchCore } from '../search/core.js';
+import { SentenceStore } from '../store/index.js';
+import { Metrics } from './metrics.js';
+
+export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm';
+
+export interface OpenServiceOptions {
+  index: string;
+  /** Encoder name or directory; default: the model the index was built with. */
+  model?: string | undefined;
+  /** Cross-encoder name or directory; undefined: the default one when present; false: none. */
+  reranker?: string | false | undefined;
+  batch?: { maxBatch: number; maxWaitMs: number } | undefined;
+  mmap?: boolean | undefined;
+}
+
+export interface OpenService {
+  core: SearchCore;
+  store: SentenceStore;
+  index: ShardedIndex;
+  metrics: Metrics;
+  close(): Promise<void>;
+}
+
+export async function openService(o: OpenServiceOptions): Promise<OpenService> {
+  const closers: Array<() => Promise<void>> = [];
+  const close = async () => {
+    for (const c of closers.reverse()) await c();
+  };
+  try {
+    const manifest = await readManifest(o.index);
+    const encoder = await Encoder.open(resolveModelDir(o.model ?? manifest.model.id));
+    closers.push(() => encoder.close());
+    const index = await ShardedIndex.open(o.index, {
+      model: { id: encoder.modelId, sha256: encoder.onnxSha256 },
+      dim: encoder.dim,
+      mmap: o.mmap ?? false,
+    });
+    closers.push(() => index.close());
+    const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
+    closers.push(() => store.close());
+    let reranker: CrossEncoder | undefined;
+    const rerankerName = o.reranker === undefined ? defaultReranker() : o.reranker;
+    if (rerankerName !== false && rerankerName !== undefined) {
+      reranker = await CrossEncoder.open(resolveModelDir(rerankerName, 'reranker'));
+      closers.push(() => (reranker as CrossEncoder).close());
+    }
+    const metrics = new Metrics();
+    const batcher = new BatchingEncoder(encoder, {
+      maxBatch: o.batch?.maxBatch ?? 32,
+      maxWaitMs: o.batch?.maxWaitMs ?? 2,
+      onBatch: (n) => metrics.batchSize.observe(n),
+      onQueueDepth: (n) => metrics.queueDepth.set(n),
+    });
+    const core = new SearchCore({
+      encoder: batcher,
+      index,
+      store,
+      reranker,
+      onStage: (stage, ms) => metrics.stageSeconds.observe({ stage }, ms / 1000),
+    });
+    return { core, store, index, metrics, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+/** The committed paraphrase cross-encoder, when this checkout has it. */
+function defaultReranker(): string | undefined {
+  try {
+    return resolveModelDir(DEFAULT_RERANKER, 'reranker');
+  } catch {
+    return undefined;
+  }
+}

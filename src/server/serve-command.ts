@@ -1,0 +1,83 @@
+/** `paramine serve`: the HTTP service over one index, with graceful shutdown. */
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { parseInput } from '../validate.js';
+import { buildApp } from './app.js';
+import { DEFAULT_LIMITS } from './context.js';
+import { openService } from './open.js';
+
+const optionsSchema = z.object({
+  index: z.string().min(1),
+  model: z.string().optional(),
+  reranker: z.union([z.string(), z.literal(false)]).optional(),
+  host: z.string().default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(8080),
+  apiKey: z.array(z.string().min(8, 'API keys need at least 8 characters')).default([]),
+  authAll: z.boolean().default(false),
+  batchMax: z.coerce.number().int().min(1).max(1024).default(32),
+  batchWaitMs: z.coerce.number().min(0).max(1000).default(2),
+  timeoutMs: z.coerce.number().int().min(100).default(30_000),
+  mmap: z.boolean().default(false),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description('serve top-k paraphrase search, reranking and classification over HTTP')
+    .requiredOption('--index <dir>', 'index directory built by `paramine index`')
+    .option('--model <name|dir>', 'encoder (default: the one the index was built with)')
+    .option('--reranker <name|dir>', 'cross-encoder (default: paramine-paraphrase-minilm when present)')
+    .option('--no-reranker', 'serve without a cross-encoder')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--port <port>', 'port', '8080')
+    .option('--api-key <key...>', 'Bearer key(s) for write and admin routes (env PARAMINE_API_KEY too)')
+    .option('--auth-all', 'require the key on every route but /healthz and /readyz', false)
+    .option('--batch-max <n>', 'most texts per encoder call (dynamic batching)', '32')
+    .option('--batch-wait-ms <ms>', 'longest wait to fill a batch; 0 turns batching off', '2')
+    .option('--timeout-ms <ms>', 'request timeout', '30000')
+    .option('--mmap', 'map the shards instead of reading them into memory', false)
+    .option('--log-level <level>', 'pino log level', 'info')
+    .action(async (raw: Record<string, unknown>) => {
+      const envKey = process.env.PARAMINE_API_KEY;
+      const o = parseInput(
+        optionsSchema,
+        { ...raw, apiKey: [...((raw.apiKey as string[] | undefined) ?? []), ...(envKey ? [envKey] : [])] },
+        'options',
+      );
+      const service = await openService({
+        index: o.index,
+        model: o.model,
+        reranker: o.reranker,
+        batch: { maxBatch: o.batchMax, maxWaitMs: o.batchWaitMs },
+        mmap: o.mmap,
+      });
+      let shuttingDown = false;
+      const app = buildApp(
+        {
+          core: service.core,
+          store: service.store,
+          limits: DEFAULT_LIMITS,
+          metrics: service.metrics,
+          indexInfo: () => ({ dir: o.index, manifest: service.index.manifest }),
+          readiness: () => ({ index: !shuttingDown, models: !shuttingDown }),
+        },
+        {
+          auth: { apiKeys: o.apiKey, protectAll: o.authAll },
+          requestTimeoutMs: o.timeoutMs,
+          logger: { level: o.logLevel },
+        },
+      );
+      const shutdown = async (signal: string) => {
+        if (shuttingDown) return;
+        shuttingDown = true;
+        app.log.info({ signal }, 'shutting down: draining in-flight requests');
+        await app.close();
+        await service.close();
+        process.exit(0);
+      };
+      process.once('SIGTERM', () => void shutdown('SIGTERM'));
+      process.once('SIGINT', () => void shutdown('SIGINT'));
+      await app.listen({ host: o.host, port: o.port });
+    });
+}
