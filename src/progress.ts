@@ -24,7 +24,11 @@ export function formatDuration(seconds: number): string {
   const s = Math.round(seconds);
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
-  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+  return h > 0
+    ? `${h}h${String(m).padStart(2, '0')}m`
+    : m > 0
+      ? `${m}m${String(s % 60).padStart(2, '0')}s`
+      : `${s}s`;
 }
 
 export function createProgress(options: ProgressOptions): Progress {

@@ -37,7 +37,11 @@ t.test('batches are bounded; a request is never split; later requests wait their
   const b = new BatchingEncoder(inner, { maxBatch: 4, maxWaitMs: 50 });
   const reqs = [['a', 'b', 'c'], ['d', 'e'], ['f'], ['g', 'h', 'i', 'j', 'k']];
   const out = await Promise.all(reqs.map((r) => b.encode(r)));
-  t.same(calls, [['a', 'b', 'c'], ['d', 'e', 'f'], ['g', 'h', 'i', 'j', 'k']]);
+  t.same(calls, [
+    ['a', 'b', 'c'],
+    ['d', 'e', 'f'],
+    ['g', 'h', 'i', 'j', 'k'],
+  ]);
   t.same(
     out.map((v) => v.length / 2),
     [3, 2, 1, 5],

@@ -30,7 +30,17 @@ t.test('txt, gzipped jsonl, tsv and csv in one stream, with positions and metada
   const rows = (await collect([txt, jsonl, tsv, csv])) as CorpusRecord[];
   t.same(
     rows.map((r) => r.text),
-    ['first line', '', 'third "quoted" line', 'from json', 'second json', 'he said "hi', 'plain', 'a, quoted, text', 'simple'],
+    [
+      'first line',
+      '',
+      'third "quoted" line',
+      'from json',
+      'second json',
+      'he said "hi',
+      'plain',
+      'a, quoted, text',
+      'simple',
+    ],
   );
   t.same(rows[3]?.meta, { group: 'p1', id: 7 });
   t.equal(rows[4]?.meta, undefined);
@@ -38,11 +48,23 @@ t.test('txt, gzipped jsonl, tsv and csv in one stream, with positions and metada
   t.same(rows[7]?.meta, { source: 'web' });
   t.same(
     rows.map((r) => [r.fileIndex, r.record]),
-    [[0, 1], [0, 2], [0, 3], [1, 1], [1, 2], [2, 1], [2, 2], [3, 1], [3, 2]],
+    [
+      [0, 1],
+      [0, 2],
+      [0, 3],
+      [1, 1],
+      [1, 2],
+      [2, 1],
+      [2, 2],
+      [3, 1],
+      [3, 2],
+    ],
   );
   t.equal(rows[6]?.where, `${tsv}:3`);
 
-  const resumed = (await collect([txt, jsonl, tsv, csv], { after: { fileIndex: 1, record: 1 } })) as CorpusRecord[];
+  const resumed = (await collect([txt, jsonl, tsv, csv], {
+    after: { fileIndex: 1, record: 1 },
+  })) as CorpusRecord[];
   t.same(
     resumed.map((r) => r.text),
     ['second json', 'he said "hi', 'plain', 'a, quoted, text', 'simple'],
@@ -67,7 +89,10 @@ t.test('missing files, broken gzip, unknown formats and tables without a text co
   const fake = file('fake.txt.gz', 'not gzip at all\n');
   await t.rejects(collect([fake]), { code: 'BAD_FILE', message: /not gzip-compressed/ });
   await t.rejects(collect([file('x.parquet', 'x')]), { code: 'BAD_FILE', message: /unknown corpus format/ });
-  await t.rejects(collect([file('n.tsv', 'id\tsentence\n1\tx\n')]), { code: 'BAD_FILE', message: /no "text" column/ });
+  await t.rejects(collect([file('n.tsv', 'id\tsentence\n1\tx\n')]), {
+    code: 'BAD_FILE',
+    message: /no "text" column/,
+  });
 });
 
 t.test('a truncated gzip table is an error, not a shorter table', async (t) => {

@@ -61,7 +61,8 @@ export async function* readSentences(
       );
     }
     const { stream, bytesRead } = await openText(path);
-    const rows = format === 'tsv' || format === 'csv' ? tableRows(path, stream, format) : lineRows(stream, format);
+    const rows =
+      format === 'tsv' || format === 'csv' ? tableRows(path, stream, format) : lineRows(stream, format);
     try {
       for await (const row of rows) {
         if (options.stats) options.stats.bytesRead = doneBytes + bytesRead();
@@ -136,12 +137,18 @@ async function* tableRows(path: string, stream: Readable, format: 'tsv' | 'csv')
   let header: string[] | undefined;
   let textCol = -1;
   let n = 0;
-  for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+  for await (const { record, info } of parser as AsyncIterable<{
+    record: string[];
+    info: { lines: number };
+  }>) {
     if (!header) {
       header = record.map((h) => h.trim());
       textCol = header.indexOf('text');
       if (textCol < 0) {
-        throw new ParamineError('BAD_FILE', `${path}:1: no "text" column in the header (${header.join(', ')})`);
+        throw new ParamineError(
+          'BAD_FILE',
+          `${path}:1: no "text" column in the header (${header.join(', ')})`,
+        );
       }
       continue;
     }
@@ -152,7 +159,8 @@ async function* tableRows(path: string, stream: Readable, format: 'tsv' | 'csv')
       continue;
     }
     const meta: Record<string, unknown> = {};
-    for (const [i, name] of header.entries()) if (i !== textCol && record[i] !== undefined) meta[name] = record[i];
+    for (const [i, name] of header.entries())
+      if (i !== textCol && record[i] !== undefined) meta[name] = record[i];
     yield Object.keys(meta).length
       ? { record: n, line: info.lines, text, meta }
       : { record: n, line: info.lines, text };

@@ -8,10 +8,10 @@ import { join, resolve } from 'node:path';
 import { assertReadable } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
-import { parseInput } from '../validate.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
 import { SentenceStore } from '../store/index.js';
+import { parseInput } from '../validate.js';
 import { ingest } from './ingest.js';
 import { type BuildOptions, type BuildOptionsInput, buildOptionsSchema } from './options.js';
 import { writeShards } from './shards.js';
@@ -38,7 +38,10 @@ function contentOptions(o: BuildOptions): BuildState['contentOptions'] {
   };
 }
 
-export async function buildIndex(input: BuildOptionsInput, log: (line: string) => void = () => {}): Promise<BuildSummary> {
+export async function buildIndex(
+  input: BuildOptionsInput,
+  log: (line: string) => void = () => {},
+): Promise<BuildSummary> {
   const options = parseInput(buildOptionsSchema, input, 'options');
   const started = Date.now();
   let peakRss = process.memoryUsage().rss;
@@ -48,17 +51,25 @@ export async function buildIndex(input: BuildOptionsInput, log: (line: string) =
   for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
   const out = resolve(options.out);
   if (existsSync(join(out, 'manifest.json'))) {
-    throw new ParamineError('CONFLICT', `${out} already holds a finished index; choose another --out or remove it`, {
-      field: 'out',
-    });
+    throw new ParamineError(
+      'CONFLICT',
+      `${out} already holds a finished index; choose another --out or remove it`,
+      {
+        field: 'out',
+      },
+    );
   }
   const storeDir = join(out, 'store');
   const workDir = join(out, 'work');
   const hasState = existsSync(storeDir);
   if (hasState && !options.resume) {
-    throw new ParamineError('CONFLICT', `${out} holds an unfinished build; add --resume to continue it, or remove it`, {
-      field: 'out',
-    });
+    throw new ParamineError(
+      'CONFLICT',
+      `${out} holds an unfinished build; add --resume to continue it, or remove it`,
+      {
+        field: 'out',
+      },
+    );
   }
   mkdirSync(workDir, { recursive: true });
 
@@ -84,7 +95,9 @@ export async function buildIndex(input: BuildOptionsInput, log: (line: string) =
       };
     } else {
       state = checkResumable(buildStateSchema.parse(previous), inputs, model, contentOptions(options));
-      log(`resuming at ${state.nextId} sentences (${state.counters.read} records read, phase ${state.phase})`);
+      log(
+        `resuming at ${state.nextId} sentences (${state.counters.read} records read, phase ${state.phase})`,
+      );
     }
 
     if (state.phase === 'ingest') {
@@ -155,17 +168,27 @@ function checkResumable(
       { field: 'model' },
     );
   }
-  const same = s.inputs.length === inputs.length && s.inputs.every((f, i) => f.path === inputs[i]?.path && f.size === inputs[i]?.size);
+  const same =
+    s.inputs.length === inputs.length &&
+    s.inputs.every((f, i) => f.path === inputs[i]?.path && f.size === inputs[i]?.size);
   if (!same) {
-    throw new ParamineError('CONFLICT', 'the inputs differ from the build being resumed (names, order or sizes changed)', {
-      field: 'inputs',
-    });
+    throw new ParamineError(
+      'CONFLICT',
+      'the inputs differ from the build being resumed (names, order or sizes changed)',
+      {
+        field: 'inputs',
+      },
+    );
   }
   for (const [k, v] of Object.entries(content)) {
     if (s.contentOptions[k] !== v) {
-      throw new ParamineError('CONFLICT', `--${k} differs from the build being resumed (${String(s.contentOptions[k])})`, {
-        field: k,
-      });
+      throw new ParamineError(
+        'CONFLICT',
+        `--${k} differs from the build being resumed (${String(s.contentOptions[k])})`,
+        {
+          field: k,
+        },
+      );
     }
   }
   return s;

@@ -20,8 +20,17 @@ export function register(program: Command): void {
     .option('--min-tokens <n>', 'drop sentences with fewer tokens', int, 1)
     .option('--max-tokens <n>', 'drop sentences with more tokens', int, 128)
     .option('--max-chars <n>', 'drop lines longer than this before tokenizing', int, 5000)
-    .option('--on-bad-record <fail|skip>', 'an invalid JSON line or table row: stop, or skip and report it', 'fail')
-    .option('--checkpoint-every <n>', 'sentences per checkpoint (work redone at most after a crash)', int, 8192)
+    .option(
+      '--on-bad-record <fail|skip>',
+      'an invalid JSON line or table row: stop, or skip and report it',
+      'fail',
+    )
+    .option(
+      '--checkpoint-every <n>',
+      'sentences per checkpoint (work redone at most after a crash)',
+      int,
+      8192,
+    )
     .option('--encode-batch <n>', 'texts per encoder call', int, 256)
     .option('--keep-embeddings', 'keep the spilled float32 embeddings (work/) after the build', false)
     .option('--seed <n>', 'seed of the training sample', int, 1234)

@@ -134,7 +134,11 @@ async function* readChunks(
   if (unsaved) yield { rows, cursor, counters: { ...counters } };
 }
 
-function keep(rec: CorpusRecord, options: BuildOptions, counters: BuildState['counters']): string | undefined {
+function keep(
+  rec: CorpusRecord,
+  options: BuildOptions,
+  counters: BuildState['counters'],
+): string | undefined {
   if (rec.text.length > options.maxChars) {
     counters.long++;
     return undefined;

@@ -4,8 +4,9 @@
  * next to embedding (FAISS adds tens of thousands of vectors a second), and the manifest, written last,
  * marks the index complete.
  */
-import { chooseFactory, IndexBuilder } from '../index/index.js';
+
 import type { ModelRef } from '../index/index.js';
+import { chooseFactory, IndexBuilder } from '../index/index.js';
 import type { BuildOptions } from './options.js';
 import { readSample, sampleIds } from './sample.js';
 import { readChunk } from './spill.js';

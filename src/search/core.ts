@@ -82,9 +82,13 @@ export class SearchCore {
   ): Promise<{ results: QueryResult[]; searchMs: number; rerankMs: number }> {
     const reranker = options.rerank ? this.parts.reranker : undefined;
     if (options.rerank && options.labels !== undefined && reranker === undefined) {
-      throw new ParamineError('BAD_INPUT', 'label filters need a reranker; start the service with --reranker', {
-        field: 'labels',
-      });
+      throw new ParamineError(
+        'BAD_INPUT',
+        'label filters need a reranker; start the service with --reranker',
+        {
+          field: 'labels',
+        },
+      );
     }
     const depth = Math.max(options.k, options.candidates ?? (reranker ? Math.max(20, options.k) : options.k));
     // One extra neighbour per excluded id or duplicate: the query itself is usually the first hit.
@@ -102,7 +106,12 @@ export class SearchCore {
         const id = Number(ids[q * fetch + j]);
         if (id < 0) break;
         const d = distances[q * fetch + j] as number;
-        row.push({ id, text: '', cosine: this.parts.index.metric === 'ip' ? d : 1 - d / 2, annRank: row.length + 1 });
+        row.push({
+          id,
+          text: '',
+          cosine: this.parts.index.metric === 'ip' ? d : 1 - d / 2,
+          annRank: row.length + 1,
+        });
         wanted.add(id);
       }
       all.push(row);
@@ -164,9 +173,12 @@ export class SearchCore {
     const results = kept.map((row, q) => ({
       query: queries[q] as string,
       candidates: row
-        .filter((c) => options.labels === undefined || (c.label !== undefined && options.labels.includes(c.label)))
+        .filter(
+          (c) => options.labels === undefined || (c.label !== undefined && options.labels.includes(c.label)),
+        )
         .filter((c) => {
-          if (options.minProbability === undefined || c.label === undefined || c.probabilities === undefined) return true;
+          if (options.minProbability === undefined || c.label === undefined || c.probabilities === undefined)
+            return true;
           return (c.probabilities[c.label] ?? 0) >= options.minProbability;
         })
         .slice(0, options.k),
@@ -176,7 +188,10 @@ export class SearchCore {
 
   async classify(pairs: ReadonlyArray<readonly [string, string]>): Promise<PairScore[]> {
     if (!this.parts.reranker) {
-      throw new ParamineError('UNAVAILABLE', 'no cross-encoder loaded; start the service with --reranker DIR');
+      throw new ParamineError(
+        'UNAVAILABLE',
+        'no cross-encoder loaded; start the service with --reranker DIR',
+      );
     }
     return this.parts.reranker.score(pairs.map(([a, b]) => [normalize(a), normalize(b)] as const));
   }

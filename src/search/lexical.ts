@@ -4,7 +4,14 @@
  * length ratio < 2.5), ParaSCI (PLR < 1.0).
  */
 import { z } from 'zod';
-import { charLength, charNgramCosine, lengthRatioOfLengths, plrOfLengths, symmetricBleu, tokenCount } from '../text/index.js';
+import {
+  charLength,
+  charNgramCosine,
+  lengthRatioOfLengths,
+  plrOfLengths,
+  symmetricBleu,
+  tokenCount,
+} from '../text/index.js';
 
 export interface LexicalMeasures {
   /** Character 2-4-gram cosine (Kanerva et al.). */
@@ -54,12 +61,16 @@ export function passesLexical(a: string, b: string, f: LexicalFilter, m?: Lexica
   if (f.minTokens !== undefined && (tokenCount(a) < f.minTokens || tokenCount(b) < f.minTokens)) return false;
   if (f.minChars !== undefined && (charLength(a) < f.minChars || charLength(b) < f.minChars)) return false;
   const needsMeasures =
-    f.bleuMin !== undefined || f.bleuMax !== undefined || f.plrMax !== undefined || f.lengthRatioMax !== undefined;
+    f.bleuMin !== undefined ||
+    f.bleuMax !== undefined ||
+    f.plrMax !== undefined ||
+    f.lengthRatioMax !== undefined;
   if (!needsMeasures) return true;
   const x = m ?? lexicalMeasures(a, b);
   if (f.bleuMin !== undefined && !(x.bleu > f.bleuMin)) return false;
   if (f.bleuMax !== undefined && !(x.bleu <= f.bleuMax)) return false;
   if (f.plrMax !== undefined && (x.plr === null || !(x.plr < f.plrMax))) return false;
-  if (f.lengthRatioMax !== undefined && (x.lengthRatio === null || !(x.lengthRatio < f.lengthRatioMax))) return false;
+  if (f.lengthRatioMax !== undefined && (x.lengthRatio === null || !(x.lengthRatio < f.lengthRatioMax)))
+    return false;
   return true;
 }

@@ -13,7 +13,10 @@ export function isPositiveLabel(label: string, labels: readonly string[]): boole
   return BINARY_POSITIVE.test(label);
 }
 
-export function positiveProbability(probabilities: Record<string, number>, labels: readonly string[]): number {
+export function positiveProbability(
+  probabilities: Record<string, number>,
+  labels: readonly string[],
+): number {
   let p = 0;
   for (const l of labels) if (isPositiveLabel(l, labels)) p += probabilities[l] ?? 0;
   return p;

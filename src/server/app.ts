@@ -31,10 +31,14 @@ export function buildApp(ctx: ServiceContext, options: AppOptions = {}): Fastify
   const auth = options.auth ?? { apiKeys: [], protectAll: false };
   // Every route is read-only but for the ones plugins mark admin; protectAll covers the rest.
   app.addHook('onRoute', (route) => {
-    const admin = route.method !== 'GET' && route.method !== 'HEAD' && !['/v1/search', '/v1/classify'].includes(route.url);
+    const admin =
+      route.method !== 'GET' &&
+      route.method !== 'HEAD' &&
+      !['/v1/search', '/v1/classify'].includes(route.url);
     const hook = requireKey(auth, admin);
     const existing = route.preHandler;
-    route.preHandler = existing === undefined ? [hook] : Array.isArray(existing) ? [hook, ...existing] : [hook, existing];
+    route.preHandler =
+      existing === undefined ? [hook] : Array.isArray(existing) ? [hook, ...existing] : [hook, existing];
   });
 
   const metrics = ctx.metrics ?? new Metrics();

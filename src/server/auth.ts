@@ -31,9 +31,13 @@ export function requireKey(options: AuthOptions, admin: boolean) {
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(.+)$/i.exec(header);
     if (!m || !matches((m[1] as string).trim(), options.apiKeys)) {
-      throw new ParamineError('UNAUTHORIZED', 'missing or wrong API key: send "Authorization: Bearer <key>"', {
-        field: 'authorization',
-      });
+      throw new ParamineError(
+        'UNAUTHORIZED',
+        'missing or wrong API key: send "Authorization: Bearer <key>"',
+        {
+          field: 'authorization',
+        },
+      );
     }
   };
 }

@@ -11,7 +11,13 @@ export interface Limits {
   maxPairs: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { maxTexts: 64, maxTextChars: 2000, maxK: 100, maxCandidates: 500, maxPairs: 256 };
+export const DEFAULT_LIMITS: Limits = {
+  maxTexts: 64,
+  maxTextChars: 2000,
+  maxK: 100,
+  maxCandidates: 500,
+  maxPairs: 256,
+};
 
 export interface ServiceContext {
   core: SearchCore;

@@ -54,7 +54,8 @@ export function formatResults(body: SearchResponse): string {
     lines.push(`query: ${r.query}`, '');
     lines.push(' rank  ann  cosine  label            p      text');
     for (const [i, c] of r.candidates.entries()) {
-      const p = c.label !== undefined && c.probabilities ? (c.probabilities[c.label] ?? 0).toFixed(3) : '  -  ';
+      const p =
+        c.label !== undefined && c.probabilities ? (c.probabilities[c.label] ?? 0).toFixed(3) : '  -  ';
       lines.push(
         `${String(i + 1).padStart(5)} ${String(c.annRank).padStart(4)}  ${c.cosine.toFixed(3)}  ${(c.label ?? '-').padEnd(15)} ${p}  ${c.text}`,
       );

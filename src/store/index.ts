@@ -1,1 +1,8 @@
-export { keyHash, type Meta, type NewSentence, type SentenceRecord, SentenceStore, type StoreOptions } from './store.js';
+export {
+  keyHash,
+  type Meta,
+  type NewSentence,
+  type SentenceRecord,
+  SentenceStore,
+  type StoreOptions,
+} from './store.js';

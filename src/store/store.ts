@@ -63,9 +63,13 @@ export class SentenceStore {
       });
       return new SentenceStore(root);
     } catch (e) {
-      throw new ParamineError('BAD_FILE', `cannot open the sentence store at ${dir}: ${(e as Error).message}`, {
-        cause: e,
-      });
+      throw new ParamineError(
+        'BAD_FILE',
+        `cannot open the sentence store at ${dir}: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
     }
   }
 

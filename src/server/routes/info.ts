@@ -3,10 +3,12 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
-import type { ServiceContext } from '../context.js';
 import { parseInput } from '../../validate.js';
+import type { ServiceContext } from '../context.js';
 
-const idParams = z.object({ id: z.coerce.number().int('must be an integer').min(0).max(Number.MAX_SAFE_INTEGER) });
+const idParams = z.object({
+  id: z.coerce.number().int('must be an integer').min(0).max(Number.MAX_SAFE_INTEGER),
+});
 const OPENAPI = new URL('../../../openapi.yaml', import.meta.url);
 
 export function infoRoutes(app: FastifyInstance, ctx: ServiceContext): void {

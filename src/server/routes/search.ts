@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { searchOptionsSchema } from '../../search/types.js';
-import type { ServiceContext } from '../context.js';
 import { parseInput } from '../../validate.js';
+import type { ServiceContext } from '../context.js';
 
 export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const { limits } = ctx;
@@ -15,9 +15,18 @@ export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const searchBody = searchOptionsSchema
     .extend({
       text: text.optional(),
-      texts: z.array(text).min(1).max(limits.maxTexts, `at most ${limits.maxTexts} texts per request`).optional(),
+      texts: z
+        .array(text)
+        .min(1)
+        .max(limits.maxTexts, `at most ${limits.maxTexts} texts per request`)
+        .optional(),
       k: z.number().int().min(1).max(limits.maxK, `at most ${limits.maxK}`).default(10),
-      candidates: z.number().int().min(1).max(limits.maxCandidates, `at most ${limits.maxCandidates}`).optional(),
+      candidates: z
+        .number()
+        .int()
+        .min(1)
+        .max(limits.maxCandidates, `at most ${limits.maxCandidates}`)
+        .optional(),
     })
     .strict()
     .refine((b) => (b.text === undefined) !== (b.texts === undefined), {
@@ -35,13 +44,18 @@ export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
 
   const pair = z.union([z.tuple([text, text]), z.object({ s1: text, s2: text }).strict()]);
   const classifyBody = z
-    .object({ pairs: z.array(pair).min(1).max(limits.maxPairs, `at most ${limits.maxPairs} pairs per request`) })
+    .object({
+      pairs: z.array(pair).min(1).max(limits.maxPairs, `at most ${limits.maxPairs} pairs per request`),
+    })
     .strict();
 
   app.post('/v1/classify', async (req) => {
     const { pairs } = parseInput(classifyBody, req.body);
     if (!ctx.core.canRerank) {
-      throw new ParamineError('UNAVAILABLE', 'no cross-encoder loaded; start the service with --reranker DIR');
+      throw new ParamineError(
+        'UNAVAILABLE',
+        'no cross-encoder loaded; start the service with --reranker DIR',
+      );
     }
     const asTuples = pairs.map((p) => (Array.isArray(p) ? p : ([p.s1, p.s2] as const)));
     const started = performance.now();
