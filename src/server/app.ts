@@ -28,6 +28,8 @@ export function buildApp(ctx: ServiceContext, options: AppOptions = {}): Fastify
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app);
+  // A JSON API: other bodies are 415, not strings that fail validation later.
+  app.removeContentTypeParser('text/plain');
   const auth = options.auth ?? { apiKeys: [], protectAll: false };
   // Every route is read-only but for the ones plugins mark admin; protectAll covers the rest.
   app.addHook('onRoute', (route) => {
