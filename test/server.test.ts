@@ -249,3 +249,22 @@ t.test('classify without a reranker is 503, not a crash', async (t) => {
   t.equal(lab.statusCode, 400);
   t.equal(lab.json().field, 'labels');
 });
+
+t.test(
+  'rerank work per request is bounded; control-character queries are empty; bad URLs keep the error shape',
+  async (t) => {
+    const texts = Array.from({ length: 10 }, (_, i) => `wisdom and instruction number ${i}`);
+    const big = await search({ texts, k: 10, candidates: 300 });
+    if (HAS_RERANKER) {
+      t.equal(big.status, 400);
+      t.equal(big.body.field, 'candidates');
+    }
+    t.equal((await search({ texts, k: 10, candidates: 300, rerank: false })).status, 200);
+    const ctl = await search({ text: '\u0000\u200b' });
+    t.equal(ctl.status, 400);
+    t.equal(ctl.body.field, 'text');
+    const url = await app.inject({ method: 'GET', url: '/v1/sentences/%ZZ' });
+    t.equal(url.statusCode, 400);
+    t.equal(url.json().code, 'BAD_INPUT');
+  },
+);

@@ -2,7 +2,7 @@
  * The fastify app: error shape, auth, metrics and routes over one ServiceContext. Built without
  * listening, so tests drive it through inject() and `paramine serve` through listen().
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type AuthOptions, requireKey } from './auth.js';
 import type { ServiceContext } from './context.js';
 import { installErrorHandling } from './errors.js';
@@ -22,6 +22,10 @@ export interface AppOptions {
 export function buildApp(ctx: ServiceContext, options: AppOptions = {}): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
+    // Malformed URLs (bad percent-encoding) get the same error shape as everything else.
+    frameworkErrors: (e, _req, reply) => {
+      void (reply as FastifyReply).code(400).send({ code: 'BAD_INPUT', message: e.message });
+    },
     bodyLimit: options.bodyLimit ?? 1 << 20,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     // Sentence ids and paths are case-sensitive; trailing slashes are a common client slip.

@@ -9,6 +9,8 @@ export interface Limits {
   maxK: number;
   maxCandidates: number;
   maxPairs: number;
+  /** Most (query, candidate) pairs one search request may send to the cross-encoder. */
+  maxRerankPairs: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -17,6 +19,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxK: 100,
   maxCandidates: 500,
   maxPairs: 256,
+  maxRerankPairs: 2000,
 };
 
 export interface ServiceContext {

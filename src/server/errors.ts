@@ -18,7 +18,8 @@ const FASTIFY_CODES: Record<string, string> = {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (isParamineError(err)) {
-      if (err.status >= 500) req.log.error({ err }, err.message);
+      // UNAVAILABLE is an expected answer (no reranker loaded), not a fault.
+      if (err.status >= 500 && err.code !== 'UNAVAILABLE') req.log.error({ err }, err.message);
       return reply.status(err.status).send(err.toJSON());
     }
     const status = err.statusCode ?? 500;

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { searchOptionsSchema } from '../../search/types.js';
+import { normalize } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
 import type { ServiceContext } from '../context.js';
 
@@ -11,7 +12,10 @@ export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   const text = z
     .string()
     .max(limits.maxTextChars, `at most ${limits.maxTextChars} characters`)
-    .refine((s) => s.trim() !== '', 'must not be empty');
+    .refine(
+      (s) => normalize(s) !== '',
+      'must not be empty (after whitespace and control characters are removed)',
+    );
   const searchBody = searchOptionsSchema
     .extend({
       text: text.optional(),
@@ -37,6 +41,15 @@ export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
   app.post('/v1/search', async (req) => {
     const { text: one, texts, ...options } = parseInput(searchBody, req.body);
     const queries = texts ?? [one as string];
+    // Reranking costs one cross-encoder pass per (query, candidate): bound it per request.
+    const pairs = queries.length * (options.candidates ?? Math.max(20, options.k));
+    if (options.rerank && ctx.core.canRerank && pairs > limits.maxRerankPairs) {
+      throw new ParamineError(
+        'BAD_INPUT',
+        `texts x candidates = ${pairs} pairs to rerank; at most ${limits.maxRerankPairs} per request`,
+        { field: 'candidates' },
+      );
+    }
     const response = await ctx.core.search(queries, options);
     ctx.metrics?.candidates.inc(response.results.reduce((n, r) => n + r.candidates.length, 0));
     return response;
