@@ -8,7 +8,7 @@ RUN apt-get update -qq \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --no-fund --no-audit --loglevel=error
+RUN npm install --no-fund --no-audit --loglevel=error
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts ./scripts

@@ -6,7 +6,9 @@ import { version } from './version.js';
 
 const program = new Command()
   .name('paramine')
-  .description('Mine paraphrases from very large sentence collections (SBERT + FAISS IVF-PQ + cross-encoder).')
+  .description(
+    'Mine paraphrases from very large sentence collections (SBERT + FAISS IVF-PQ + cross-encoder).',
+  )
   .version(version)
   .showHelpAfterError()
   .exitOverride();

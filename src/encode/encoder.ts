@@ -1,0 +1,87 @@
+/**
+ * Encoder: sentence embeddings from a model directory, computed in a worker thread so that inference never
+ * blocks the caller's event loop (onnxruntime-node runs a session on the thread that calls it).
+ * `{ worker: false }` runs the same core on the calling thread instead (benchmarks, one-shot scripts).
+ */
+
+import type { Pooling } from '../models/dir.js';
+import { ModelWorker, workerEntry } from '../models/worker.js';
+import { checkTexts, EncoderCore, type EncoderCoreOptions, type EncoderInfo } from './core.js';
+
+export interface EncoderOptions extends EncoderCoreOptions {
+  /** Run in a worker thread (default true). */
+  worker?: boolean | undefined;
+}
+
+interface Backend {
+  info: EncoderInfo;
+  encode(texts: string[]): Promise<Float32Array>;
+  close(): Promise<void>;
+}
+
+function workerBackend(w: ModelWorker<EncoderInfo>): Backend {
+  return {
+    info: w.info,
+    encode: (texts) => w.call<Float32Array>('encode', texts),
+    close: () => w.close(),
+  };
+}
+
+function inlineBackend(core: EncoderCore): Backend {
+  return { info: core.info, encode: (texts) => core.encode(texts), close: () => core.close() };
+}
+
+export class Encoder {
+  private readonly backend: Backend;
+
+  private constructor(backend: Backend) {
+    this.backend = backend;
+  }
+
+  static async open(dir: string, opts: EncoderOptions = {}): Promise<Encoder> {
+    const { worker = true, ...coreOpts } = opts;
+    if (!worker) return new Encoder(inlineBackend(await EncoderCore.open(dir, coreOpts)));
+    const w = await ModelWorker.start<EncoderInfo>(workerEntry(import.meta.url), { dir, opts: coreOpts });
+    return new Encoder(workerBackend(w));
+  }
+
+  /** Embedding size. */
+  get dim(): number {
+    return this.backend.info.dim;
+  }
+
+  /** Directory name of the model: what an index manifest records next to `onnxSha256`. */
+  get modelId(): string {
+    return this.backend.info.modelId;
+  }
+
+  /** sha256 of the ONNX graph in use. */
+  get onnxSha256(): string {
+    return this.backend.info.onnxSha256;
+  }
+
+  /** The ONNX graph used, relative to the model directory (e.g. onnx/model_quantized.onnx). */
+  get onnxFile(): string {
+    return this.backend.info.onnxFile;
+  }
+
+  get pooling(): Pooling {
+    return this.backend.info.pooling;
+  }
+
+  /** Tokens per text, special tokens included; longer texts are cut. */
+  get maxLength(): number {
+    return this.backend.info.maxLength;
+  }
+
+  /** n × dim L2-normalized vectors, row i for texts[i]. */
+  async encode(texts: readonly string[]): Promise<Float32Array> {
+    checkTexts(texts);
+    if (texts.length === 0) return new Float32Array(0);
+    return this.backend.encode(texts as string[]);
+  }
+
+  async close(): Promise<void> {
+    await this.backend.close();
+  }
+}

@@ -1,0 +1,2 @@
+export { EncoderCore, type EncoderCoreOptions, type EncoderInfo, l2normalize, poolRow } from './core.js';
+export { Encoder, type EncoderOptions } from './encoder.js';

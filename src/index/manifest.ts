@@ -1,0 +1,90 @@
+/** manifest.json of an index directory: what was built, with which model, in which shard files. */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ParamineError } from '../errors.js';
+
+export const MANIFEST_FILE = 'manifest.json';
+export const MANIFEST_FORMAT = 'paramine-index';
+export const MANIFEST_VERSION = 1;
+
+/** shard-000.faiss, shard-001.faiss, ... (a pattern, so a manifest cannot point outside its directory). */
+export function shardFileName(i: number): string {
+  return `shard-${String(i).padStart(3, '0')}.faiss`;
+}
+
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex sha256');
+
+export const ManifestSchema = z.object({
+  format: z.literal(MANIFEST_FORMAT),
+  version: z.literal(MANIFEST_VERSION),
+  dim: z.number().int().positive(),
+  metric: z.enum(['ip', 'l2']),
+  factory: z.string().min(1),
+  model: z.object({ id: z.string().min(1), sha256: Sha256 }),
+  ntotal: z.number().int().nonnegative(),
+  shards: z
+    .array(
+      z.object({
+        file: z.string().regex(/^shard-\d{3,}\.faiss$/),
+        count: z.number().int().nonnegative(),
+      }),
+    )
+    .min(1),
+  /** Defaults for queries that do not say (nprobe: IVF lists visited; kFactor: refine candidates per hit). */
+  search: z.object({ nprobe: z.number().int().positive(), kFactor: z.number().min(1) }),
+  /** How it was built: the factory plan, training sample size, anything the indexer records. */
+  build: z.record(z.string(), z.unknown()),
+  faissVersion: z.string(),
+  createdAt: z.iso.datetime(),
+});
+
+export type Manifest = z.infer<typeof ManifestSchema>;
+
+export async function readManifest(dir: string): Promise<Manifest> {
+  const path = join(dir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT')
+      throw new ParamineError('FILE_NOT_FOUND', `no index at ${dir} (${MANIFEST_FILE} missing)`);
+    throw new ParamineError('BAD_FILE', `${path}: ${(e as Error).message}`, { cause: e });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ParamineError('BAD_FILE', `${path}: not JSON`, { field: MANIFEST_FILE, cause: e });
+  }
+  const parsed = ManifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue ? issue.path.join('.') : '';
+    throw new ParamineError(
+      'BAD_FILE',
+      `${path}: ${where ? `${where}: ` : ''}${issue?.message ?? 'invalid'}`,
+      {
+        field: `${MANIFEST_FILE}${where ? `:${where}` : ''}`,
+      },
+    );
+  }
+  const m = parsed.data;
+  const sum = m.shards.reduce((s, x) => s + x.count, 0);
+  if (sum !== m.ntotal)
+    throw new ParamineError('BAD_FILE', `${path}: shard counts add up to ${sum}, not ${m.ntotal}`);
+  if (new Set(m.shards.map((s) => s.file)).size !== m.shards.length) {
+    throw new ParamineError('BAD_FILE', `${path}: a shard file is listed twice`);
+  }
+  return m;
+}
+
+/** Written last and atomically (temp file + rename): a directory with a manifest is a complete index. */
+export async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
+  const checked = ManifestSchema.parse(manifest);
+  const path = join(dir, MANIFEST_FILE);
+  const tmp = `${path}.tmp-${process.pid}`;
+  await writeFile(tmp, `${JSON.stringify(checked, null, 2)}\n`);
+  await rename(tmp, path);
+}

@@ -1,0 +1,115 @@
+/** `paramine models list`: what is under models/, read the same way the encoder and cross-encoder read it. */
+import { readdir, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { isParamineError } from '../errors.js';
+import { CATALOG } from './catalog.js';
+import { labelsOf, type ModelDir, readModelDir, sha256File } from './dir.js';
+
+export interface ModelListing {
+  name: string;
+  dir: string;
+  kind: 'encoder' | 'cross-encoder' | 'unreadable';
+  /** Embedding size (encoders). */
+  dim?: number;
+  /** Class labels in id order (cross-encoders). */
+  labels?: string[];
+  pooling?: string;
+  maxLength?: number;
+  onnxFile?: string;
+  onnxSha256?: string;
+  /** Bytes of every file in the directory. */
+  sizeBytes: number;
+  /** Why the directory could not be read as a model. */
+  error?: string;
+}
+
+async function dirSize(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += await dirSize(p);
+    else if (e.isFile()) total += (await stat(p)).size;
+  }
+  return total;
+}
+
+/** A sequence-classification config names its labels; an SBERT encoder has none (or HF's placeholder ones). */
+export function modelKind(md: ModelDir): 'encoder' | 'cross-encoder' {
+  const arch = md.config.architectures;
+  if (
+    Array.isArray(arch) &&
+    arch.some((a) => typeof a === 'string' && a.endsWith('ForSequenceClassification'))
+  ) {
+    return 'cross-encoder';
+  }
+  return 'encoder';
+}
+
+export async function listModels(modelsDirIn = 'models'): Promise<ModelListing[]> {
+  const modelsDir = resolve(modelsDirIn);
+  let entries: string[];
+  try {
+    entries = (await readdir(modelsDir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  }
+  const out: ModelListing[] = [];
+  for (const name of entries) {
+    const dir = join(modelsDir, name);
+    const sizeBytes = await dirSize(dir);
+    try {
+      const md = await readModelDir(dir);
+      const kind = modelKind(md);
+      const row: ModelListing = {
+        name,
+        dir,
+        kind,
+        maxLength: md.maxLength,
+        onnxFile: md.onnxFile,
+        onnxSha256: await sha256File(md.onnxPath),
+        sizeBytes,
+      };
+      if (kind === 'encoder') {
+        const dim = md.config.hidden_size;
+        if (dim !== undefined) row.dim = dim;
+        row.pooling = md.pooling;
+      } else {
+        row.labels = labelsOf(md);
+      }
+      out.push(row);
+    } catch (e) {
+      out.push({
+        name,
+        dir,
+        kind: 'unreadable',
+        sizeBytes,
+        error: isParamineError(e) ? `${e.code}: ${e.message}` : String(e),
+      });
+    }
+  }
+  return out;
+}
+
+/** Catalog models that are not (yet) in the models directory, for the list's footer. */
+export function notFetched(listed: readonly ModelListing[]): string[] {
+  const have = new Set(listed.map((l) => l.name));
+  return CATALOG.filter((c) => !have.has(c.name)).map((c) => c.name);
+}
+
+export function formatListing(rows: readonly ModelListing[]): string {
+  const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
+  const lines = rows.map((r) => {
+    const what =
+      r.kind === 'encoder'
+        ? `dim ${r.dim ?? '?'} ${r.pooling}`
+        : r.kind === 'cross-encoder'
+          ? `labels ${r.labels?.join(',')}`
+          : (r.error ?? '');
+    const onnx = r.onnxFile ? `${r.onnxFile} sha256:${r.onnxSha256}` : '';
+    return [r.name, r.kind, what, mb(r.sizeBytes), onnx].join('\t');
+  });
+  return lines.join('\n');
+}

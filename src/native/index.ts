@@ -1,0 +1,261 @@
+/**
+ * Typed face of the FAISS addon (src/native/*.cc). Every method that touches FAISS runs off the event loop
+ * and returns a Promise; every failure is a ParamineError with a stable code.
+ *
+ * Concurrency: searches and writes on one index run in parallel; train, add and merge take the index
+ * exclusively; close() waits for accepted operations and rejects later ones with INDEX_CLOSED.
+ * Arrays handed to train/add are read in place on a worker thread: do not modify or transfer them until the
+ * promise settles (search copies its queries).
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { type ErrorCode, ParamineError } from '../errors.js';
+
+export type Metric = 'ip' | 'l2';
+
+export interface SearchOptions {
+  /** IVF lists to visit (clamped to nlist); default: the index's own nprobe (FAISS default 1). */
+  nprobe?: number;
+  /** Refine stage only: candidates taken from the coarse layer per result (k * kFactor); default 1. */
+  kFactor?: number;
+}
+
+export interface SearchResult {
+  /** n * k scores, row-major; IP: larger is closer, L2: squared distance, smaller is closer. */
+  distances: Float32Array;
+  /** n * k ids; -1 where fewer than k vectors were found. */
+  ids: BigInt64Array;
+}
+
+export interface ThreadCounts {
+  /** OpenMP threads per FAISS operation. */
+  omp: number;
+  /** OpenBLAS threads (matrix products in flat search and k-means). */
+  blas: number;
+}
+
+interface NativeIndex {
+  readonly dim: number;
+  readonly metric: Metric;
+  readonly ntotal: number;
+  readonly isTrained: boolean;
+  readonly readOnly: boolean;
+  readonly closed: boolean;
+  readonly factory: string;
+  readonly structure: string;
+  readonly nlist: number | null;
+  train(x: Float32Array): Promise<void>;
+  add(x: Float32Array, ids: BigInt64Array): Promise<void>;
+  search(x: Float32Array, k: number, options?: SearchOptions): Promise<SearchResult>;
+  write(path: string): Promise<void>;
+  cloneEmpty(): Promise<NativeIndex>;
+  merge(other: NativeIndex): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface NativeBinding {
+  createIndex(factory: string, dim: number, metric: Metric): NativeIndex;
+  readIndex(path: string, options: { mmap: boolean }): Promise<NativeIndex>;
+  setNumThreads(n: number, blas?: number): void;
+  getNumThreads(): ThreadCounts;
+  readonly MAX_K: number;
+  readonly MAX_BASE_K: number;
+  readonly faissVersion: string;
+}
+
+/** Codes the addon sets on its errors (see src/native/errors.h). */
+const NATIVE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'BAD_INPUT',
+  'INDEX_NOT_TRAINED',
+  'INDEX_CLOSED',
+  'INDEX_READ_ONLY',
+  'DIM_MISMATCH',
+  'FILE_NOT_FOUND',
+  'BAD_FILE',
+  'CONFLICT',
+  'FAISS_ERROR',
+  'INTERNAL',
+]);
+
+function toParamineError(e: unknown): ParamineError {
+  if (e instanceof ParamineError) return e;
+  if (e instanceof Error) {
+    const code = (e as Error & { code?: unknown }).code;
+    const known = typeof code === 'string' && NATIVE_CODES.has(code) ? (code as ErrorCode) : 'FAISS_ERROR';
+    return new ParamineError(known, e.message, { cause: e });
+  }
+  return new ParamineError('FAISS_ERROR', String(e));
+}
+
+async function wrap<T>(p: () => Promise<T>): Promise<T> {
+  try {
+    return await p();
+  } catch (e) {
+    throw toParamineError(e);
+  }
+}
+
+/** Where the addon is: src/native/build/Release under the package root (same from src/ and dist/). */
+export function addonPath(): string {
+  const override = process.env.PARAMINE_FAISS_ADDON;
+  if (override) return override;
+  return fileURLToPath(new URL('../../src/native/build/Release/paramine_faiss.node', import.meta.url));
+}
+
+let binding: NativeBinding | undefined;
+
+function load(): NativeBinding {
+  if (binding) return binding;
+  const path = addonPath();
+  if (!existsSync(path)) {
+    throw new ParamineError('UNAVAILABLE', `FAISS addon not built (${path}); run: npm run build:native`);
+  }
+  // Idle OpenMP workers sleep instead of spinning (GOMP's default spin burns the cores that the other
+  // pool, the event loop and the encoder need). libgomp reads this when the addon loads it.
+  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
+  const loaded: unknown = createRequire(import.meta.url)(path);
+  if (
+    typeof loaded !== 'object' ||
+    loaded === null ||
+    typeof (loaded as { createIndex?: unknown }).createIndex !== 'function' ||
+    typeof (loaded as { readIndex?: unknown }).readIndex !== 'function'
+  ) {
+    throw new ParamineError('UNAVAILABLE', `${path} is not the paramine FAISS addon`);
+  }
+  binding = loaded as NativeBinding;
+  return binding;
+}
+
+/** Whether the addon is built (tests and the CLI use it to explain what is missing). */
+export function addonAvailable(): boolean {
+  try {
+    load();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Largest k one search accepts. */
+export function maxK(): number {
+  return load().MAX_K;
+}
+
+export function faissVersion(): string {
+  return load().faissVersion;
+}
+
+/**
+ * Threads per FAISS operation: OpenMP `n` (default min(2, cores) or PARAMINE_FAISS_THREADS) and OpenBLAS
+ * `blas` (default 1 or PARAMINE_BLAS_THREADS; unchanged when omitted).
+ */
+export function setNumThreads(n: number, blas?: number): void {
+  try {
+    load().setNumThreads(n, blas);
+  } catch (e) {
+    throw toParamineError(e);
+  }
+}
+
+export function getNumThreads(): ThreadCounts {
+  return load().getNumThreads();
+}
+
+/** One FAISS index. Create with createIndex() or readIndex(). */
+export class FaissIndex {
+  readonly #native: NativeIndex;
+
+  private constructor(native: NativeIndex) {
+    this.#native = native;
+  }
+
+  /** @internal */
+  static fromNative(native: NativeIndex): FaissIndex {
+    return new FaissIndex(native);
+  }
+
+  get dim(): number {
+    return this.#native.dim;
+  }
+  get metric(): Metric {
+    return this.#native.metric;
+  }
+  get ntotal(): number {
+    return this.#native.ntotal;
+  }
+  get isTrained(): boolean {
+    return this.#native.isTrained;
+  }
+  /** Opened with mmap: searchable, but add/train/merge/write/cloneEmpty reject with INDEX_READ_ONLY. */
+  get readOnly(): boolean {
+    return this.#native.readOnly;
+  }
+  get closed(): boolean {
+    return this.#native.closed;
+  }
+  /** Factory string given at creation ('' when read from a file). */
+  get factory(): string {
+    return this.#native.factory;
+  }
+  /** Shape of the FAISS object tree, e.g. "IDMap(Refine(IVFPQ(nlist=1024,M=48,nbits=8),Flat))". */
+  get structure(): string {
+    return this.#native.structure;
+  }
+  get nlist(): number | null {
+    return this.#native.nlist;
+  }
+
+  /** Learns the coarse quantizer / codebooks. A no-op for indexes that need no training (Flat). */
+  train(vectors: Float32Array): Promise<void> {
+    return wrap(() => this.#native.train(vectors));
+  }
+
+  /** Adds vectors with caller ids (non-negative; FAISS keeps them). */
+  add(vectors: Float32Array, ids: BigInt64Array): Promise<void> {
+    return wrap(() => this.#native.add(vectors, ids));
+  }
+
+  /** k nearest neighbours of each query row. */
+  search(queries: Float32Array, k: number, options: SearchOptions = {}): Promise<SearchResult> {
+    return wrap(() => this.#native.search(queries, k, options));
+  }
+
+  /** Writes the index to `path` (FAISS format). */
+  write(path: string): Promise<void> {
+    return wrap(() => this.#native.write(path));
+  }
+
+  /** A trained copy holding no vectors: train once, then fill one clone per shard. */
+  async cloneEmpty(): Promise<FaissIndex> {
+    return new FaissIndex(await wrap(() => this.#native.cloneEmpty()));
+  }
+
+  /** Moves every vector of `other` (cloned from the same trained index) into this one; `other` ends empty. */
+  merge(other: FaissIndex): Promise<void> {
+    if (!(other instanceof FaissIndex)) {
+      return Promise.reject(new ParamineError('BAD_INPUT', 'merge: argument must be a FaissIndex'));
+    }
+    return wrap(() => this.#native.merge(other.#native));
+  }
+
+  /** Frees the index once accepted operations finish; later calls reject with INDEX_CLOSED. */
+  close(): Promise<void> {
+    return wrap(() => this.#native.close());
+  }
+}
+
+/** A new, empty index from a FAISS factory string ("Flat", "IVF1024,PQ48np", "IVF1024,PQ48np,RFlat", ...). */
+export function createIndex(factory: string, dim: number, metric: Metric): FaissIndex {
+  try {
+    return FaissIndex.fromNative(load().createIndex(factory, dim, metric));
+  } catch (e) {
+    throw toParamineError(e);
+  }
+}
+
+/** Reads an index written by write(). mmap: inverted lists stay in the file (read-only, low memory). */
+export async function readIndex(path: string, options: { mmap?: boolean } = {}): Promise<FaissIndex> {
+  const native = await wrap(() => load().readIndex(path, { mmap: options.mmap === true }));
+  return FaissIndex.fromNative(native);
+}

@@ -1,0 +1,130 @@
+#include "search.h"
+
+#include <faiss/IndexIDMap.h>
+#include <faiss/IndexIVFFastScan.h>
+#include <faiss/IndexPreTransform.h>
+#include <faiss/IndexRefine.h>
+#include <faiss/impl/DistanceComputer.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <exception>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace paramine {
+
+void ProbeGate::Enter(size_t* nprobeField, size_t want) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return active_ == 0 || current_ == want; });
+  if (active_ == 0) {
+    *nprobeField = want;
+    current_ = want;
+  }
+  active_++;
+}
+
+void ProbeGate::Leave() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--active_ == 0) cv_.notify_all();
+}
+
+namespace {
+
+struct GateGuard {
+  ProbeGate& gate;
+  GateGuard(ProbeGate& g, size_t* field, size_t want) : gate(g) { gate.Enter(field, want); }
+  ~GateGuard() { gate.Leave(); }
+};
+
+float WorstDistance(faiss::MetricType metric) {
+  return metric == faiss::METRIC_INNER_PRODUCT ? -FLT_MAX : FLT_MAX;
+}
+
+// Re-scores the base layer's candidates with the refine index and keeps the best k (IndexRefine::search).
+void Refine(const faiss::IndexRefine* r, idx_t n, const float* x, idx_t k, idx_t kBase, const idx_t* baseLabels,
+            float* distances, idx_t* labels) {
+  const bool ip = r->metric_type == faiss::METRIC_INNER_PRODUCT;
+  const float worst = WorstDistance(r->metric_type);
+  std::exception_ptr failure;
+  std::mutex failureMu;
+#pragma omp parallel if (n > 1)
+  {
+    try {
+      std::unique_ptr<faiss::DistanceComputer> dc(r->refine_index->get_distance_computer());
+      std::vector<std::pair<float, idx_t>> cand;
+#pragma omp for
+      for (idx_t i = 0; i < n; i++) {
+        dc->set_query(x + i * r->d);
+        cand.clear();
+        for (idx_t j = 0; j < kBase; j++) {
+          idx_t id = baseLabels[i * kBase + j];
+          if (id >= 0) cand.emplace_back((*dc)(id), id);
+        }
+        const size_t keep = std::min<size_t>(cand.size(), static_cast<size_t>(k));
+        auto better = [ip](const std::pair<float, idx_t>& a, const std::pair<float, idx_t>& b) {
+          if (a.first != b.first) return ip ? a.first > b.first : a.first < b.first;
+          return a.second < b.second;
+        };
+        std::partial_sort(cand.begin(), cand.begin() + keep, cand.end(), better);
+        for (idx_t j = 0; j < k; j++) {
+          const bool have = static_cast<size_t>(j) < keep;
+          distances[i * k + j] = have ? cand[j].first : worst;
+          labels[i * k + j] = have ? cand[j].second : -1;
+        }
+      }
+    } catch (...) {
+      // Exceptions must not leave an OpenMP region (std::terminate); rethrow after it.
+      std::lock_guard<std::mutex> lock(failureMu);
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const float* x, idx_t k,
+                     float* distances, idx_t* labels, const SearchOptions& opts) {
+  if (auto m = dynamic_cast<const faiss::IndexIDMap*>(index)) {
+    CompositeSearch(st, m->index, n, x, k, distances, labels, opts);
+    const idx_t size = static_cast<idx_t>(m->id_map.size());
+    for (idx_t i = 0; i < n * k; i++) {
+      if (labels[i] >= 0) labels[i] = labels[i] < size ? m->id_map[labels[i]] : -1;
+    }
+    return;
+  }
+  if (auto p = dynamic_cast<const faiss::IndexPreTransform*>(index)) {
+    const float* xt = p->apply_chain(n, x);
+    std::unique_ptr<const float[]> owned(xt == x ? nullptr : xt);
+    CompositeSearch(st, p->index, n, xt, k, distances, labels, opts);
+    return;
+  }
+  if (auto r = dynamic_cast<const faiss::IndexRefine*>(index)) {
+    const double factor = opts.kFactor > 0 ? opts.kFactor : std::max(1.0f, r->k_factor);
+    const idx_t kBase = std::max<idx_t>(k, static_cast<idx_t>(std::ceil(k * factor)));
+    std::vector<float> baseDistances(n * kBase);
+    std::vector<idx_t> baseLabels(n * kBase);
+    CompositeSearch(st, r->base_index, n, x, kBase, baseDistances.data(), baseLabels.data(), opts);
+    Refine(r, n, x, k, kBase, baseLabels.data(), distances, labels);
+    return;
+  }
+  if (auto fs = dynamic_cast<const faiss::IndexIVFFastScan*>(index)) {
+    const size_t want = std::min(fs->nlist, opts.nprobe > 0 ? opts.nprobe : fs->nprobe);
+    GateGuard guard(st.probeGate, &const_cast<faiss::IndexIVFFastScan*>(fs)->nprobe, want);
+    fs->search(n, x, k, distances, labels);
+    return;
+  }
+  if (auto ivf = dynamic_cast<const faiss::IndexIVF*>(index)) {
+    faiss::SearchParametersIVF params;
+    params.nprobe = std::min(ivf->nlist, opts.nprobe > 0 ? opts.nprobe : ivf->nprobe);
+    ivf->search(n, x, k, distances, labels, &params);
+    return;
+  }
+  index->search(n, x, k, distances, labels);
+}
+
+}  // namespace paramine

@@ -1,0 +1,18 @@
+// Search through the composite index with per-call parameters. FAISS 1.7.3 rejects SearchParameters in
+// IndexIDMap, IndexRefine and the fast-scan IVF, so the wrappers are walked here: each layer does what its
+// FAISS search would do, and only the IVF layer receives SearchParametersIVF.
+#pragma once
+
+#include "state.h"
+
+namespace paramine {
+
+struct SearchOptions {
+  size_t nprobe = 0;    // 0: the index's own nprobe
+  double kFactor = 0;   // refine stage: candidates per result; 0: the index's own k_factor
+};
+
+void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const float* x, idx_t k,
+                     float* distances, idx_t* labels, const SearchOptions& opts);
+
+}  // namespace paramine

@@ -1,0 +1,69 @@
+// The async operations: each runs FAISS on a libuv pool thread (Napi::AsyncWorker) and settles a Promise.
+#pragma once
+
+#include <napi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "errors.h"
+#include "search.h"
+#include "state.h"
+
+namespace paramine {
+
+// Largest k per search, and largest candidate list a refine stage may ask of its base layer.
+constexpr int64_t kMaxK = 4096;
+constexpr int64_t kMaxBaseK = 65536;
+// Cap on n * k per call so a bad request cannot allocate gigabytes of results.
+constexpr int64_t kMaxResults = int64_t(1) << 27;
+
+class IndexWorker : public Napi::AsyncWorker {
+ public:
+  Napi::Promise Promise() { return deferred_.Promise(); }
+
+ protected:
+  IndexWorker(Napi::Env env, std::shared_ptr<IndexState> st, std::shared_ptr<IndexState> other = nullptr);
+  ~IndexWorker() override = default;
+
+  virtual void Run() = 0;
+  virtual Napi::Value Result(Napi::Env env) { return env.Undefined(); }
+
+  std::shared_ptr<IndexState> st_;
+  std::shared_ptr<IndexState> other_;
+  const char* faissCode_ = "FAISS_ERROR";
+
+ private:
+  void Execute() final;
+  void OnOK() final;
+  void OnError(const Napi::Error& e) final;
+  void Settle(Napi::Env env);
+
+  Napi::Promise::Deferred deferred_;
+  ErrorInfo error_;
+};
+
+// Vectors borrowed from JS: the reference keeps the buffer alive while a worker reads it. Callers must not
+// modify or transfer the array until the promise settles.
+struct BorrowedFloats {
+  Napi::Reference<Napi::Value> ref;
+  const float* data = nullptr;
+  size_t length = 0;
+};
+struct BorrowedIds {
+  Napi::Reference<Napi::Value> ref;
+  const int64_t* data = nullptr;
+  size_t length = 0;
+};
+
+Napi::Promise QueueTrain(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedFloats x, idx_t n);
+Napi::Promise QueueAdd(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedFloats x, BorrowedIds ids, idx_t n);
+Napi::Promise QueueSearch(Napi::Env env, std::shared_ptr<IndexState> st, std::vector<float> queries, idx_t n,
+                          idx_t k, SearchOptions opts);
+Napi::Promise QueueWrite(Napi::Env env, std::shared_ptr<IndexState> st, std::string path);
+Napi::Promise QueueClone(Napi::Env env, std::shared_ptr<IndexState> st);
+Napi::Promise QueueMerge(Napi::Env env, std::shared_ptr<IndexState> into, std::shared_ptr<IndexState> from);
+Napi::Promise QueueRead(Napi::Env env, std::string path, bool mmap);
+
+}  // namespace paramine

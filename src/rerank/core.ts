@@ -1,0 +1,160 @@
+/**
+ * The cross-encoder proper, on the thread that calls it: a sequence-classification ONNX model scoring
+ * sentence pairs. Labels come from config.json's id2label (any set: binary, or the Turku scheme 4, 4>, 4<,
+ * 3, 2, 1 with flags i, s); every label's probability is returned with the arg-max. `CrossEncoder`
+ * (cross-encoder.ts) runs this in a worker thread.
+ */
+import { ParamineError } from '../errors.js';
+import { labelsOf } from '../models/dir.js';
+import { type Batch, floatOutput, ModelRuntime, type RuntimeOptions } from '../models/runtime.js';
+
+export type CrossEncoderCoreOptions = RuntimeOptions;
+
+export interface CrossEncoderInfo {
+  labels: string[];
+  modelId: string;
+  onnxSha256: string;
+  onnxFile: string;
+  maxLength: number;
+}
+
+export type Pair = readonly [string, string];
+
+export function checkPairs(pairs: unknown): asserts pairs is Pair[] {
+  if (!Array.isArray(pairs)) throw new ParamineError('BAD_INPUT', 'pairs must be an array of [text, text]');
+  pairs.forEach((p: unknown, i) => {
+    if (!Array.isArray(p) || p.length !== 2 || typeof p[0] !== 'string' || typeof p[1] !== 'string') {
+      throw new ParamineError('BAD_INPUT', 'a pair must be two strings', { field: `pairs[${i}]` });
+    }
+  });
+}
+
+export interface PairScore {
+  /** The arg-max label (ties go to the lower class id). */
+  label: string;
+  /** Every label's probability; they sum to 1. */
+  probabilities: Record<string, number>;
+}
+
+export class CrossEncoderCore {
+  /** Label names in class-id order. */
+  readonly labels: readonly string[];
+  private readonly rt: ModelRuntime;
+  private readonly output: string;
+  /** One logit read as P(labels[1]) through a sigmoid. */
+  private readonly sigmoid: boolean;
+
+  private constructor(rt: ModelRuntime) {
+    this.rt = rt;
+    const names = rt.outputNames;
+    const output = names.includes('logits') ? 'logits' : names[0];
+    if (output === undefined) throw new ParamineError('BAD_CONFIG', `${rt.modelDir.onnxPath} has no outputs`);
+    this.output = output;
+    const meta = rt.outputMetadata.find((m) => m.name === output);
+    const last = meta?.isTensor ? meta.shape[meta.shape.length - 1] : undefined;
+    let labels = labelsOf(rt.modelDir);
+    const nLogits = typeof last === 'number' ? last : labels.length;
+    if (nLogits === 1) {
+      // A single-logit (regression-style) head, as sentence-transformers' binary cross-encoders have:
+      // sigmoid gives P(positive). With one or no configured name, the labels are '0' / '1' as in MRPC.
+      if (labels.length !== 2) labels = ['0', '1'];
+      this.sigmoid = true;
+    } else {
+      if (labels.length === 0) labels = Array.from({ length: nLogits }, (_, i) => String(i));
+      if (labels.length !== nLogits) {
+        throw new ParamineError(
+          'BAD_CONFIG',
+          `${rt.modelDir.dir}: config.json id2label has ${labels.length} labels but the graph gives ${nLogits} logits`,
+          { field: 'config.json' },
+        );
+      }
+      this.sigmoid = false;
+    }
+    if (new Set(labels).size !== labels.length) {
+      throw new ParamineError('BAD_CONFIG', `${rt.modelDir.dir}: duplicate label names in id2label`, {
+        field: 'config.json',
+      });
+    }
+    this.labels = labels;
+  }
+
+  static async open(dir: string, opts: CrossEncoderCoreOptions = {}): Promise<CrossEncoderCore> {
+    const rt = await ModelRuntime.open(dir, opts);
+    try {
+      return new CrossEncoderCore(rt);
+    } catch (e) {
+      await rt.close();
+      throw e;
+    }
+  }
+
+  get modelId(): string {
+    return this.rt.modelDir.name;
+  }
+
+  get onnxSha256(): string {
+    return this.rt.onnxSha256;
+  }
+
+  get maxLength(): number {
+    return this.rt.tokenizer.maxLength;
+  }
+
+  get info(): CrossEncoderInfo {
+    return {
+      labels: [...this.labels],
+      modelId: this.modelId,
+      onnxSha256: this.onnxSha256,
+      onnxFile: this.rt.modelDir.onnxFile,
+      maxLength: this.maxLength,
+    };
+  }
+
+  async score(pairs: readonly Pair[]): Promise<PairScore[]> {
+    checkPairs(pairs);
+    const out: PairScore[] = new Array(pairs.length);
+    if (pairs.length === 0) return out;
+    const tok = this.rt.tokenizer;
+    const encoded = await this.rt.tokenize(pairs, ([a, b]) => tok.encodePair(a, b));
+    await this.rt.runAll(encoded, (batch, result) => this.take(batch, floatOutput(result, this.output), out));
+    return out;
+  }
+
+  private take(batch: Batch, t: { data: Float32Array; dims: number[] }, out: PairScore[]): void {
+    const n = this.sigmoid ? 1 : this.labels.length;
+    if (t.dims.length !== 2 || t.dims[0] !== batch.rows.length || t.dims[1] !== n) {
+      throw new ParamineError(
+        'BAD_CONFIG',
+        `${this.rt.modelDir.onnxFile}: output ${this.output} has shape [${t.dims}], expected [${batch.rows.length},${n}]`,
+      );
+    }
+    batch.rows.forEach((row, k) => {
+      const p = this.sigmoid ? sigmoidPair(t.data[k]!) : softmax(t.data.subarray(k * n, (k + 1) * n));
+      let best = 0;
+      const probabilities: Record<string, number> = {};
+      p.forEach((x, i) => {
+        probabilities[this.labels[i]!] = x;
+        if (x > p[best]!) best = i;
+      });
+      out[row] = { label: this.labels[best]!, probabilities };
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.rt.close();
+  }
+}
+
+/** Softmax in float64 (max-shifted so large logits cannot overflow). */
+export function softmax(logits: ArrayLike<number>): number[] {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]!);
+  const e = Array.from({ length: logits.length }, (_, i) => Math.exp(logits[i]! - max));
+  const s = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / s);
+}
+
+function sigmoidPair(x: number): number[] {
+  const p = 1 / (1 + Math.exp(-x));
+  return [1 - p, p];
+}

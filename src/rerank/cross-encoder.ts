@@ -1,0 +1,82 @@
+/**
+ * CrossEncoder: pair classification with labels from the model's config.json, computed in a worker thread
+ * so inference never blocks the caller's event loop. `{ worker: false }` runs it on the calling thread.
+ */
+import { ModelWorker, workerEntry } from '../models/worker.js';
+import {
+  CrossEncoderCore,
+  type CrossEncoderCoreOptions,
+  type CrossEncoderInfo,
+  checkPairs,
+  type Pair,
+  type PairScore,
+} from './core.js';
+
+export interface CrossEncoderOptions extends CrossEncoderCoreOptions {
+  /** Run in a worker thread (default true). */
+  worker?: boolean | undefined;
+}
+
+interface Backend {
+  info: CrossEncoderInfo;
+  score(pairs: Pair[]): Promise<PairScore[]>;
+  close(): Promise<void>;
+}
+
+export class CrossEncoder {
+  private readonly backend: Backend;
+
+  private constructor(backend: Backend) {
+    this.backend = backend;
+  }
+
+  static async open(dir: string, opts: CrossEncoderOptions = {}): Promise<CrossEncoder> {
+    const { worker = true, ...coreOpts } = opts;
+    if (!worker) {
+      const core = await CrossEncoderCore.open(dir, coreOpts);
+      return new CrossEncoder({ info: core.info, score: (p) => core.score(p), close: () => core.close() });
+    }
+    const w = await ModelWorker.start<CrossEncoderInfo>(workerEntry(import.meta.url), {
+      dir,
+      opts: coreOpts,
+    });
+    return new CrossEncoder({
+      info: w.info,
+      score: (pairs) => w.call<PairScore[]>('score', pairs),
+      close: () => w.close(),
+    });
+  }
+
+  /** Label names in class-id order. */
+  get labels(): readonly string[] {
+    return this.backend.info.labels;
+  }
+
+  get modelId(): string {
+    return this.backend.info.modelId;
+  }
+
+  get onnxSha256(): string {
+    return this.backend.info.onnxSha256;
+  }
+
+  get onnxFile(): string {
+    return this.backend.info.onnxFile;
+  }
+
+  /** Tokens per pair, special tokens included; longer pairs are cut longest-first. */
+  get maxLength(): number {
+    return this.backend.info.maxLength;
+  }
+
+  /** Per pair: every label's probability (summing to 1) and the arg-max label. */
+  async score(pairs: readonly Pair[]): Promise<PairScore[]> {
+    checkPairs(pairs);
+    if (pairs.length === 0) return [];
+    return this.backend.score(pairs as Pair[]);
+  }
+
+  async close(): Promise<void> {
+    await this.backend.close();
+  }
+}

@@ -1,0 +1,219 @@
+import { copyFileSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { ParamineError } from '../src/errors.js';
+import { createIndex, type Metric, maxK, readIndex } from '../src/native/index.js';
+import { denseIds, gaussianVectors } from './helpers/vectors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'paramine-native-errors-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+const dim = 16;
+const data = gaussianVectors(2000, dim, 3);
+const ids = denseIds(2000);
+const query = data.subarray(0, dim);
+
+/** Typed arrays of the wrong kind, seen by the addon as the untyped values JS callers may pass. */
+function loose<T>(value: unknown): T {
+  return value as T;
+}
+
+function withNaN(x: Float32Array, at: number, value = Number.NaN): Float32Array {
+  const copy = x.slice();
+  copy[at] = value;
+  return copy;
+}
+
+async function trainedIvf(metric: Metric = 'ip') {
+  const index = createIndex('IVF8,Flat', dim, metric);
+  await index.train(data);
+  await index.add(data, ids);
+  return index;
+}
+
+t.test('createIndex rejects bad factory, dimension and metric', async (t) => {
+  t.throws(() => createIndex('IVF8,PQ7', dim, 'ip'), { code: 'BAD_INPUT', message: /PQ7|multiple/ });
+  t.throws(() => createIndex('NoSuchIndex', dim, 'ip'), { code: 'BAD_INPUT' });
+  t.throws(() => createIndex('', dim, 'ip'), { code: 'BAD_INPUT' });
+  t.throws(() => createIndex('Flat', 0, 'ip'), { code: 'BAD_INPUT' });
+  t.throws(() => createIndex('Flat', 1.5, 'ip'), { code: 'BAD_INPUT' });
+  t.throws(() => createIndex('Flat', dim, loose<Metric>('cosine')), { code: 'BAD_INPUT' });
+  const e = t.throws(() => createIndex('Flat', -1, 'ip'));
+  t.ok(e instanceof ParamineError && e.status === 400, 'a ParamineError with an HTTP status');
+});
+
+t.test('train: bad vectors, too few points, already trained, already filled', async (t) => {
+  const index = createIndex('IVF8,Flat', dim, 'ip');
+  await t.rejects(index.train(loose<Float32Array>(new Float64Array(dim * 100))), { code: 'BAD_INPUT' });
+  await t.rejects(index.train(loose<Float32Array>([1, 2, 3])), { code: 'BAD_INPUT' });
+  await t.rejects(index.train(data.subarray(0, dim * 100 + 3)), {
+    code: 'BAD_INPUT',
+    message: /multiple of dim/,
+  });
+  await t.rejects(index.train(new Float32Array(0)), { code: 'BAD_INPUT' });
+  await t.rejects(index.train(withNaN(data, 77)), { code: 'BAD_INPUT', message: /NaN/ });
+  await t.rejects(index.train(withNaN(data, 5, Number.POSITIVE_INFINITY)), { code: 'BAD_INPUT' });
+  await t.rejects(index.train(data.subarray(0, dim * 4)), {
+    code: 'BAD_INPUT',
+    message: /at least one per list/,
+  });
+  t.equal(index.isTrained, false, 'failed training leaves it untrained');
+  await index.train(data);
+  await t.rejects(index.train(data), { code: 'CONFLICT' });
+  await index.close();
+
+  const flat = createIndex('Flat', dim, 'ip');
+  await flat.train(data); // no-op, not an error: the builder trains every factory the same way
+  await flat.add(data, ids);
+  await t.rejects(flat.train(data), { code: 'CONFLICT', message: /holds vectors/ });
+  await flat.close();
+});
+
+t.test('add: untrained, wrong ids, bad vectors', async (t) => {
+  const untrained = createIndex('IVF8,Flat', dim, 'ip');
+  await t.rejects(untrained.add(data, ids), { code: 'INDEX_NOT_TRAINED' });
+  await untrained.close();
+
+  const index = createIndex('Flat', dim, 'l2');
+  await t.rejects(index.add(data, ids.subarray(0, 10)), { code: 'BAD_INPUT', message: /10 ids for 2000/ });
+  await t.rejects(index.add(data, loose<BigInt64Array>(new BigUint64Array(2000))), { code: 'BAD_INPUT' });
+  await t.rejects(index.add(data, loose<BigInt64Array>(new Int32Array(2000))), { code: 'BAD_INPUT' });
+  await t.rejects(index.add(data, loose<BigInt64Array>(undefined)), { code: 'BAD_INPUT' });
+  const negative = ids.slice();
+  negative[9] = -5n;
+  await t.rejects(index.add(data, negative), { code: 'BAD_INPUT', message: /negative/ });
+  await t.rejects(index.add(withNaN(data, 1000), ids), { code: 'BAD_INPUT', message: /vector 62/ });
+  await t.rejects(index.add(data.subarray(1), ids), { code: 'BAD_INPUT' });
+  t.equal(index.ntotal, 0, 'nothing was added by the failed calls');
+  await index.add(new Float32Array(0), new BigInt64Array(0));
+  t.equal(index.ntotal, 0, 'an empty batch is a no-op');
+  await index.close();
+});
+
+t.test('search: k, nprobe, kFactor, vectors, untrained', async (t) => {
+  const index = await trainedIvf();
+  for (const k of [0, -1, 1.5, maxK() + 1, Number.NaN, Number.POSITIVE_INFINITY]) {
+    await t.rejects(index.search(query, k), { code: 'BAD_INPUT' }, `k = ${k}`);
+  }
+  await t.rejects(index.search(query, loose<number>('10')), { code: 'BAD_INPUT' });
+  t.equal((await index.search(query, maxK())).ids.length, maxK(), `k = ${maxK()} is allowed`);
+  for (const nprobe of [0, -3, 2.5, Number.NaN]) {
+    await t.rejects(index.search(query, 5, { nprobe }), { code: 'BAD_INPUT' }, `nprobe = ${nprobe}`);
+  }
+  await t.rejects(index.search(query, 5, { nprobe: loose<number>('4') }), { code: 'BAD_INPUT' });
+  await t.rejects(index.search(query, 5, { kFactor: 0.5 }), { code: 'BAD_INPUT' });
+  await t.rejects(index.search(query, 4000, { kFactor: 100 }), { code: 'BAD_INPUT' });
+  await t.rejects(index.search(query, 5, loose<object>(7)), { code: 'BAD_INPUT' });
+  await t.rejects(index.search(withNaN(query, 3), 5), { code: 'BAD_INPUT', message: /NaN/ });
+  await t.rejects(index.search(withNaN(query, 3, Number.NEGATIVE_INFINITY), 5), { code: 'BAD_INPUT' });
+  await t.rejects(index.search(query.subarray(1), 5), { code: 'BAD_INPUT', message: /multiple of dim/ });
+  await t.rejects(index.search(loose<Float32Array>(Array.from(query)), 5), { code: 'BAD_INPUT' });
+  const empty = await index.search(new Float32Array(0), 5);
+  t.equal(empty.ids.length, 0, 'no queries, no results');
+  await index.close();
+
+  const untrained = createIndex('IVF8,Flat', dim, 'ip');
+  await t.rejects(untrained.search(query, 5), { code: 'INDEX_NOT_TRAINED' });
+  await untrained.close();
+});
+
+t.test('closed index: every operation rejects with INDEX_CLOSED', async (t) => {
+  const index = await trainedIvf();
+  const other = await index.cloneEmpty();
+  const pending = index.search(query, 5); // accepted before close: completes
+  const closing = index.close();
+  t.equal(index.closed, true);
+  t.equal((await pending).ids.length, 5, 'a search accepted before close still completes');
+  await closing;
+  await t.rejects(index.search(query, 5), { code: 'INDEX_CLOSED' });
+  await t.rejects(index.add(data, ids), { code: 'INDEX_CLOSED' });
+  await t.rejects(index.train(data), { code: 'INDEX_CLOSED' });
+  await t.rejects(index.write(join(dir, 'closed.faiss')), { code: 'INDEX_CLOSED' });
+  await t.rejects(index.cloneEmpty(), { code: 'INDEX_CLOSED' });
+  await t.rejects(index.merge(other), { code: 'INDEX_CLOSED' });
+  await t.rejects(other.merge(index), { code: 'INDEX_CLOSED' });
+  await index.close(); // closing twice is fine
+  await other.close();
+});
+
+t.test('merge: mismatches are refused before anything moves', async (t) => {
+  const a = await trainedIvf();
+  const b = await a.cloneEmpty();
+  await b.add(data.subarray(0, 100 * dim), denseIds(100, 5000));
+  await t.rejects(a.merge(a), { code: 'BAD_INPUT', message: /itself/ });
+  await t.rejects(a.merge(loose<typeof a>({})), { code: 'BAD_INPUT' });
+  const otherDim = createIndex('Flat', dim * 2, 'ip');
+  const flat = createIndex('Flat', dim, 'ip');
+  await t.rejects(flat.merge(otherDim), { code: 'DIM_MISMATCH' });
+  await t.rejects(a.merge(flat), { code: 'BAD_INPUT', message: /different structures/ });
+  // Trained separately: different coarse centroids, FAISS's own compatibility check refuses.
+  const separate = createIndex('IVF8,Flat', dim, 'ip');
+  await separate.train(gaussianVectors(2000, dim, 99));
+  await t.rejects(a.merge(separate), { code: 'FAISS_ERROR' });
+  t.equal(a.ntotal, 2000);
+  t.equal(b.ntotal, 100, 'nothing moved');
+  await a.merge(b);
+  t.equal(a.ntotal, 2100);
+  await Promise.all([a, b, otherDim, flat, separate].map((x) => x.close()));
+});
+
+t.test('files: missing, not an index, truncated, directory, unwritable', async (t) => {
+  await t.rejects(readIndex(join(dir, 'nope.faiss')), { code: 'FILE_NOT_FOUND' });
+  await t.rejects(readIndex(dir), { code: 'BAD_FILE' });
+  await t.rejects(readIndex(loose<string>(42)), { code: 'BAD_INPUT' });
+  const junk = join(dir, 'junk.faiss');
+  writeFileSync(junk, 'this is not a FAISS index, just some bytes'.repeat(10));
+  await t.rejects(readIndex(junk), { code: 'BAD_FILE' });
+  await t.rejects(readIndex(junk, { mmap: true }), { code: 'BAD_FILE' });
+
+  const index = createIndex('IVF8,SQ8', dim, 'ip');
+  await index.train(data);
+  await index.add(data, ids);
+  const good = join(dir, 'good.faiss');
+  await index.write(good);
+  for (const fraction of [0.3, 0.9, 0.999]) {
+    const cut = join(dir, `cut-${fraction}.faiss`);
+    copyFileSync(good, cut);
+    truncateSync(cut, Math.floor(statSync(good).size * fraction));
+    await t.rejects(readIndex(cut), { code: 'BAD_FILE' }, `plain read, ${fraction} of the file`);
+    // Without the check, mmap "succeeds" and search reads past the end of the file (garbage or SIGBUS).
+    await t.rejects(
+      readIndex(cut, { mmap: true }),
+      { code: 'BAD_FILE' },
+      `mmap read, ${fraction} of the file`,
+    );
+  }
+  await t.rejects(index.write(join(dir, 'no', 'such', 'dir', 'x.faiss')), { code: 'FAISS_ERROR' });
+  await t.rejects(index.write(''), { code: 'BAD_INPUT' });
+  await index.close();
+});
+
+t.test('mmap indexes are read-only (the FAISS path would abort the process)', async (t) => {
+  const index = createIndex('IVF8,SQ8', dim, 'ip');
+  await index.train(data);
+  await index.add(data, ids);
+  const path = join(dir, 'ro.faiss');
+  await index.write(path);
+  const mapped = await readIndex(path, { mmap: true });
+  t.equal(mapped.readOnly, true);
+  // IVF-SQ8 add on read-only lists throws inside an OpenMP region in FAISS: std::terminate, no catch.
+  await t.rejects(mapped.add(data.subarray(0, dim), denseIds(1, 9999)), { code: 'INDEX_READ_ONLY' });
+  await t.rejects(mapped.train(data), { code: 'INDEX_READ_ONLY' });
+  await t.rejects(mapped.write(join(dir, 'copy.faiss')), { code: 'INDEX_READ_ONLY' });
+  await t.rejects(mapped.cloneEmpty(), { code: 'INDEX_READ_ONLY' });
+  const clone = await index.cloneEmpty();
+  await t.rejects(clone.merge(mapped), { code: 'INDEX_READ_ONLY' });
+  await t.rejects(mapped.merge(clone), { code: 'INDEX_READ_ONLY' });
+  const r = await mapped.search(query, 3, { nprobe: 8 });
+  t.equal(r.ids[0], 0n, 'still searchable');
+  await Promise.all([index, mapped, clone].map((x) => x.close()));
+});
+
+t.test('the process survived every error above', async (t) => {
+  const index = await trainedIvf('l2');
+  const r = await index.search(query, 1, { nprobe: 8 });
+  t.equal(r.ids[0], 0n);
+  t.equal(r.distances[0], 0);
+  await index.close();
+});
