@@ -557,6 +557,10 @@ def export(args, base: Path, work: Path, out: Path):
     shutil.copy2(committed, out / "model.onnx")
     for f in TOKENIZER_FILES:
         shutil.copy2(ck / f, out / f)
+    # Inference truncates where training did (pairs were cut to max_len tokens).
+    tok_cfg = json.loads((out / "tokenizer_config.json").read_text())
+    tok_cfg["model_max_length"] = args.max_len
+    (out / "tokenizer_config.json").write_text(json.dumps(tok_cfg))
     cfg = json.loads((ck / "config.json").read_text())
     cfg["id2label"] = {str(k): v for k, v in ID2LABEL.items()}
     cfg["label2id"] = LABEL2ID
