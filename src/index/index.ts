@@ -16,7 +16,15 @@ export {
   pqSubquantizers,
   type RefineKind,
 } from './factory.js';
-export { MANIFEST_FILE, type Manifest, ManifestSchema, readManifest, shardFileName } from './manifest.js';
+export { fromHalf, toHalf } from './half.js';
+export {
+  MANIFEST_FILE,
+  type Manifest,
+  ManifestSchema,
+  readManifest,
+  shardFileName,
+  VECTORS_FILE,
+} from './manifest.js';
 export {
   type ModelRef,
   type OpenOptions,
@@ -25,3 +33,4 @@ export {
   writeShardedIndex,
 } from './sharded.js';
 export { mergeTopK } from './topk.js';
+export { VectorFile } from './vectors.js';

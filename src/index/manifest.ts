@@ -13,6 +13,9 @@ export function shardFileName(i: number): string {
   return `shard-${String(i).padStart(3, '0')}.faiss`;
 }
 
+/** The kept embeddings (see vectors.ts): one fixed name, so a manifest cannot point outside its directory. */
+export const VECTORS_FILE = 'vectors.f16';
+
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex sha256');
 
 export const ManifestSchema = z.object({
@@ -35,6 +38,15 @@ export const ManifestSchema = z.object({
   search: z.object({ nprobe: z.number().int().positive(), kFactor: z.number().min(1) }),
   /** How it was built: the factory plan, training sample size, anything the indexer records. */
   build: z.record(z.string(), z.unknown()),
+  /** Every vector as IEEE half floats, row i = id i (absent in indexes built without them, or before). */
+  vectors: z
+    .object({
+      file: z.literal(VECTORS_FILE),
+      dtype: z.literal('float16'),
+      count: z.number().int().nonnegative(),
+      dim: z.number().int().positive(),
+    })
+    .optional(),
   faissVersion: z.string(),
   createdAt: z.iso.datetime(),
 });
@@ -76,6 +88,13 @@ export async function readManifest(dir: string): Promise<Manifest> {
     throw new ParamineError('BAD_FILE', `${path}: shard counts add up to ${sum}, not ${m.ntotal}`);
   if (new Set(m.shards.map((s) => s.file)).size !== m.shards.length) {
     throw new ParamineError('BAD_FILE', `${path}: a shard file is listed twice`);
+  }
+  if (m.vectors && (m.vectors.count !== m.ntotal || m.vectors.dim !== m.dim)) {
+    throw new ParamineError(
+      'BAD_FILE',
+      `${path}: vectors are ${m.vectors.count} x ${m.vectors.dim}, the index ${m.ntotal} x ${m.dim}`,
+      { field: `${MANIFEST_FILE}:vectors` },
+    );
   }
   return m;
 }

@@ -143,6 +143,11 @@ export interface WriteOptions {
   search?: { nprobe?: number; kFactor?: number };
   /** Replace an existing index in `dir` (default: refuse with CONFLICT). */
   overwrite?: boolean;
+  /**
+   * The kept embeddings, already written to `dir` (vectors.ts): recorded in the manifest after checking
+   * the file's size against count x dim.
+   */
+  vectors?: Manifest['vectors'];
 }
 
 /** Writes shard files (temp name + rename) and then the manifest; returns the manifest written. */
@@ -157,6 +162,8 @@ export async function writeShardedIndex(
   if (!options.overwrite && (await exists(join(dir, MANIFEST_FILE)))) {
     throw new ParamineError('CONFLICT', `${dir} already holds an index (pass overwrite to replace it)`);
   }
+  const ntotal = shards.reduce((s, x) => s + x.ntotal, 0);
+  if (options.vectors) await checkVectors(dir, options.vectors, ntotal, info.dim);
   const files = shards.map((_, i) => shardFileName(i));
   await Promise.all(
     shards.map(async (shard, i) => {
@@ -175,18 +182,47 @@ export async function writeShardedIndex(
     metric: info.metric,
     factory: info.factory,
     model: { id: options.model.id, sha256: options.model.sha256.toLowerCase() },
-    ntotal: shards.reduce((s, x) => s + x.ntotal, 0),
+    ntotal,
     shards: shards.map((s, i) => ({ file: files[i]!, count: s.ntotal })),
     search: {
       nprobe: options.search?.nprobe ?? Math.min(nlist ?? 1, 32),
       kFactor: options.search?.kFactor ?? (refine ? 8 : 1),
     },
     build: options.build ?? {},
+    ...(options.vectors ? { vectors: options.vectors } : {}),
     faissVersion: faissVersion(),
     createdAt: new Date().toISOString(),
   };
   await writeManifest(dir, manifest);
   return manifest;
+}
+
+async function checkVectors(
+  dir: string,
+  vectors: NonNullable<Manifest['vectors']>,
+  ntotal: number,
+  dim: number,
+): Promise<void> {
+  if (vectors.count !== ntotal || vectors.dim !== dim) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      `vectors are ${vectors.count} x ${vectors.dim}, the index ${ntotal} x ${dim}`,
+      { field: 'vectors' },
+    );
+  }
+  const path = join(dir, vectors.file);
+  const size = await stat(path).then(
+    (s) => s.size,
+    () => -1,
+  );
+  const expected = vectors.count * vectors.dim * 2;
+  if (size !== expected) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      size < 0 ? `${path} is missing` : `${path}: ${size} bytes, expected ${expected}`,
+      { field: 'vectors' },
+    );
+  }
 }
 
 async function exists(path: string): Promise<boolean> {

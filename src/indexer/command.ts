@@ -33,6 +33,11 @@ export function register(program: Command): void {
     )
     .option('--encode-batch <n>', 'texts per encoder call', int, 256)
     .option('--keep-embeddings', 'keep the spilled float32 embeddings (work/) after the build', false)
+    .option(
+      '--vectors <f16|none>',
+      'keep every embedding in the index as half floats (vectors.f16, 2 x dim bytes a sentence), or not',
+      'f16',
+    )
     .option('--seed <n>', 'seed of the training sample', int, 1234)
     .option('--quiet', 'no progress output', false)
     .action(async (o: Record<string, unknown>) => {

@@ -20,6 +20,8 @@ export const buildOptionsSchema = z.object({
   /** Texts handed to the encoder at once (it sorts them by length inside). */
   encodeBatch: z.number().int().min(1).max(65536).default(256),
   keepEmbeddings: z.boolean().default(false),
+  /** Keep every embedding in the index as vectors.f16 (mining jobs query with them), or not. */
+  vectors: z.enum(['f16', 'none']).default('f16'),
   seed: z.number().int().default(1234),
   quiet: z.boolean().default(false),
 });

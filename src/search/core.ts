@@ -43,6 +43,16 @@ export interface CoreParts {
 /** Per-query extras a job passes: its own id, excluded like the query's duplicates. */
 export interface QueryContext {
   excludeIds?: ReadonlyArray<number | undefined>;
+  /**
+   * Drops a candidate before lexical measures and reranking (a job's pairs already found, or pairs
+   * sharing a group key), so no cross-encoder time is spent on it.
+   */
+  keep?: (query: number, candidate: { id: number; meta?: Meta }) => boolean;
+  /**
+   * Examine exactly the `candidates` nearest neighbours (the query and its duplicates aside) and filter
+   * them, as paraphrase_mining's top_k does, instead of reaching deeper to refill what filters drop.
+   */
+  fixedDepth?: boolean;
 }
 
 export class SearchCore {
@@ -130,10 +140,17 @@ export class SearchCore {
       const qKey = options.excludeDuplicates ? dedupKey(query) || undefined : undefined;
       const exclude = context.excludeIds?.[q];
       const out: Candidate[] = [];
+      let examined = 0;
       for (const c of row) {
         const rec = byId.get(c.id);
         if (rec === undefined || c.id === exclude) continue;
         if (qKey !== undefined && dedupKey(rec.text) === qKey) continue;
+        if (context.fixedDepth && examined++ === depth) break;
+        if (
+          context.keep &&
+          !context.keep(q, rec.meta === undefined ? { id: c.id } : { id: c.id, meta: rec.meta })
+        )
+          continue;
         if (options.minCosine !== undefined && c.cosine < options.minCosine) continue;
         const lexical = lexicalMeasures(query, rec.text);
         if (!passesLexical(query, rec.text, options.filter, lexical)) continue;

@@ -2,9 +2,10 @@
  * Opens everything a front end needs over one index: the sentence store, the shards (checked against
  * the encoder's sha256 and dimension), the encoder behind the dynamic batcher, and the cross-encoder.
  */
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { Encoder } from '../encode/index.js';
-import { readManifest, ShardedIndex } from '../index/index.js';
+import { readManifest, ShardedIndex, VectorFile } from '../index/index.js';
+import type { JobContext } from '../jobs/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder } from '../rerank/index.js';
 import { BatchingEncoder } from '../search/batcher.js';
@@ -28,7 +29,11 @@ export interface OpenService {
   core: SearchCore;
   store: SentenceStore;
   index: ShardedIndex;
+  /** The embeddings the indexer kept (jobs query with them instead of re-encoding), if any. */
+  vectors: VectorFile | undefined;
   metrics: Metrics;
+  /** What mining jobs run against. */
+  jobContext(dataDir?: string): JobContext;
   close(): Promise<void>;
 }
 
@@ -49,6 +54,8 @@ export async function openService(o: OpenServiceOptions): Promise<OpenService> {
     closers.push(() => index.close());
     const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
     closers.push(() => store.close());
+    const vectors = await VectorFile.open(o.index);
+    if (vectors) closers.push(() => vectors.close());
     let reranker: CrossEncoder | undefined;
     const rerankerName = o.reranker === undefined ? defaultReranker() : o.reranker;
     if (rerankerName !== false && rerankerName !== undefined) {
@@ -69,7 +76,19 @@ export async function openService(o: OpenServiceOptions): Promise<OpenService> {
       reranker,
       onStage: (stage, ms) => metrics.stageSeconds.observe({ stage }, ms / 1000),
     });
-    return { core, store, index, metrics, close };
+    const jobContext = (dataDir?: string): JobContext => ({
+      core,
+      store,
+      vectors,
+      index: {
+        name: basename(resolve(o.index)),
+        // A rebuilt index under the same name is another index: its jobs do not resume on it.
+        identity: `${manifest.model.sha256}:${manifest.createdAt}:${index.ntotal}`,
+        ntotal: index.ntotal,
+      },
+      dataDir,
+    });
+    return { core, store, index, vectors, metrics, jobContext, close };
   } catch (e) {
     await close();
     throw e;

@@ -1,10 +1,15 @@
 /** `paramine serve`: the HTTP service over one index, with graceful shutdown. */
+
+import { join } from 'node:path';
 import type { Command } from 'commander';
+import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
+import { JobManager, JobStore } from '../jobs/index.js';
 import { parseInput } from '../validate.js';
 import { buildApp } from './app.js';
 import { DEFAULT_LIMITS } from './context.js';
 import { openService } from './open.js';
+import { jobRoutes } from './routes/jobs.js';
 
 const optionsSchema = z.object({
   index: z.string().min(1),
@@ -18,6 +23,9 @@ const optionsSchema = z.object({
   batchWaitMs: z.coerce.number().min(0).max(1000).default(2),
   timeoutMs: z.coerce.number().int().min(100).default(30_000),
   mmap: z.boolean().default(false),
+  jobsDir: z.string().min(1).optional(),
+  dataDir: z.string().min(1).optional(),
+  maxJobs: z.coerce.number().int().min(1).max(64).default(1),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -37,6 +45,9 @@ export function register(program: Command): void {
     .option('--batch-wait-ms <ms>', 'longest wait to fill a batch; 0 turns batching off', '2')
     .option('--timeout-ms <ms>', 'request timeout', '30000')
     .option('--mmap', 'map the shards instead of reading them into memory', false)
+    .option('--jobs-dir <dir>', 'where mining jobs persist (default: INDEX/jobs)')
+    .option('--data-dir <dir>', 'directory job scopes may name files in (none: file scopes are refused)')
+    .option('--max-jobs <n>', 'mining jobs running at once (more wait in a queue)', '1')
     .option('--log-level <level>', 'pino log level', 'info')
     .action(async (raw: Record<string, unknown>) => {
       const envKey = process.env.PARAMINE_API_KEY;
@@ -52,7 +63,13 @@ export function register(program: Command): void {
         batch: { maxBatch: o.batchMax, maxWaitMs: o.batchWaitMs },
         mmap: o.mmap,
       });
+      const jobStore = JobStore.open(o.jobsDir ?? join(o.index, 'jobs'));
       let shuttingDown = false;
+      let log: FastifyBaseLogger | undefined;
+      const jobs = new JobManager(jobStore, service.jobContext(o.dataDir), {
+        maxConcurrent: o.maxJobs,
+        onError: (job, e) => log?.error({ job: job.id, err: e }, 'mining job failed'),
+      });
       const app = buildApp(
         {
           core: service.core,
@@ -66,13 +83,20 @@ export function register(program: Command): void {
           auth: { apiKeys: o.apiKey, protectAll: o.authAll },
           requestTimeoutMs: o.timeoutMs,
           logger: { level: o.logLevel },
+          plugins: [jobRoutes(jobs, jobStore)],
         },
       );
+      log = app.log;
+      const resumed = jobs.resume();
+      if (resumed.length > 0) app.log.info({ jobs: resumed.map((j) => j.id) }, 'resuming mining jobs');
       const shutdown = async (signal: string) => {
         if (shuttingDown) return;
         shuttingDown = true;
         app.log.info({ signal }, 'shutting down: draining in-flight requests');
+        // Running jobs pause at a batch boundary (committed) and resume on the next start.
+        await jobs.close();
         await app.close();
+        await jobStore.close();
         await service.close();
         process.exit(0);
       };

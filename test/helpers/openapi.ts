@@ -248,6 +248,20 @@ export function validateResponse(
     value = body.toString();
   }
   const validate = c.validator(`${pointer}/content/${esc(mtKey)}/schema`);
+  if (mt === 'application/x-ndjson') {
+    // A stream of JSON lines: the schema describes each line.
+    const lines = String(value)
+      .split('\n')
+      .filter((l) => l !== '');
+    lines.forEach((line, i) => {
+      if (!validate(JSON.parse(line))) {
+        throw new Error(
+          `${where}: line ${i + 1} does not match the schema:\n${describe(validate.errors)}\nline: ${preview(line)}`,
+        );
+      }
+    });
+    return;
+  }
   if (!validate(value)) {
     throw new Error(
       `${where}: body does not match openapi.yaml#${pointer}/content/${esc(mtKey)}/schema:\n${describe(validate.errors)}\nbody: ${preview(value)}`,

@@ -1,12 +1,14 @@
 /** A real small service for route tests: the demo corpus's first verses, the real encoder and reranker. */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildIndex } from '../../src/indexer/build.js';
+import { JobManager, JobStore } from '../../src/jobs/index.js';
 import { type AppOptions, buildApp } from '../../src/server/app.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { DEFAULT_RERANKER, type OpenService, openService } from '../../src/server/open.js';
+import { jobRoutes } from '../../src/server/routes/jobs.js';
 import { demoSlice } from './corpus.js';
 
 export const HAS_RERANKER = existsSync(join('models', DEFAULT_RERANKER, 'config.json'));
@@ -15,6 +17,10 @@ export interface TestService {
   dir: string;
   index: string;
   service: OpenService;
+  jobs: JobManager;
+  jobStore: JobStore;
+  /** The data directory job file scopes resolve in. */
+  dataDir: string;
   app(options?: AppOptions): FastifyInstance;
   close(): Promise<void>;
 }
@@ -26,10 +32,17 @@ export async function startTestService(lines = 200, reranker = HAS_RERANKER): Pr
   await buildIndex({ inputs: [demoSlice(dir, lines)], out: index, model: 'all-minilm-l6-v2', quiet: true });
   const service = await openService({ index, reranker: reranker ? DEFAULT_RERANKER : false });
   const apps: FastifyInstance[] = [];
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir);
+  const jobStore = JobStore.open(join(dir, 'jobs'));
+  const jobs = new JobManager(jobStore, service.jobContext(dataDir));
   return {
     dir,
     index,
     service,
+    jobs,
+    jobStore,
+    dataDir,
     app(options = {}) {
       const app = buildApp(
         {
@@ -40,13 +53,15 @@ export async function startTestService(lines = 200, reranker = HAS_RERANKER): Pr
           indexInfo: () => ({ dir: index, manifest: service.index.manifest }),
           readiness: () => ({ index: true, models: true }),
         },
-        options,
+        { ...options, plugins: [jobRoutes(jobs, jobStore), ...(options.plugins ?? [])] },
       );
       apps.push(app);
       return app;
     },
     async close() {
+      await jobs.close();
       for (const a of apps) await a.close();
+      await jobStore.close();
       await service.close();
       rmSync(dir, { recursive: true, force: true });
     },

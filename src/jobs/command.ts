@@ -1,0 +1,221 @@
+/**
+ * `paramine mine`: the job runner from the command line (the same JobManager as POST /v1/jobs), with its
+ * state in an LMDB directory beside the output so an interrupted run continues with --resume. Results
+ * go to NDJSON (and clusters to a second file) once the job is done.
+ */
+
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { rename } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { ParamineError } from '../errors.js';
+import { createProgress, formatDuration } from '../progress.js';
+import { openService } from '../server/open.js';
+import { JobManager } from './manager.js';
+import type { JobSpecInput } from './spec.js';
+import { type JobRecord, JobStore } from './store.js';
+
+const num = (v: string) => Number(v);
+
+interface MineFlags {
+  index: string;
+  out: string;
+  state?: string;
+  resume: boolean;
+  k: number;
+  nprobe?: number;
+  minCosine?: number;
+  marginK?: number;
+  minMargin?: number;
+  rerank: boolean;
+  reranker?: string;
+  labels?: string[];
+  minProbability?: number;
+  preset?: string;
+  minTokens?: number;
+  minChars?: number;
+  bleuMin?: number;
+  bleuMax?: number;
+  plrMax?: number;
+  lengthRatioMax?: number;
+  excludeSame?: string;
+  cluster: boolean;
+  range?: string;
+  queries?: string;
+  batchSize: number;
+  quiet: boolean;
+}
+
+/** The job spec the flags describe (validated by the same schema as the HTTP body). */
+export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: string } {
+  const defined = <T extends object>(x: T) =>
+    Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as Partial<T>;
+  let scope: JobSpecInput['scope'] = { kind: 'all' };
+  let dataDir: string | undefined;
+  if (o.range !== undefined && o.queries !== undefined) {
+    throw new ParamineError('BAD_INPUT', 'give --range or --queries, not both', { field: 'range' });
+  }
+  if (o.range !== undefined) {
+    const m = /^(\d+):(\d+)$/.exec(o.range);
+    if (!m)
+      throw new ParamineError('BAD_INPUT', '--range takes START:END (ids, END excluded)', { field: 'range' });
+    scope = { kind: 'range', start: Number(m[1]), end: Number(m[2]) };
+  } else if (o.queries !== undefined) {
+    // The CLI may read any file the user names: its directory plays the data directory.
+    dataDir = dirname(resolve(o.queries));
+    scope = { kind: 'file', path: basename(o.queries) };
+  }
+  const spec: JobSpecInput = {
+    scope,
+    k: o.k,
+    batchSize: o.batchSize,
+    cluster: o.cluster,
+    filter: defined({
+      minTokens: o.minTokens,
+      minChars: o.minChars,
+      bleuMin: o.bleuMin,
+      bleuMax: o.bleuMax,
+      plrMax: o.plrMax,
+      lengthRatioMax: o.lengthRatioMax,
+    }),
+    ...defined({ nprobe: o.nprobe, minCosine: o.minCosine, excludeSameGroup: o.excludeSame }),
+    ...(o.preset === undefined ? {} : { preset: o.preset as 'multipit' }),
+    ...(o.marginK !== undefined || o.minMargin !== undefined
+      ? { margin: defined({ k: o.marginK, min: o.minMargin }) }
+      : {}),
+    ...(o.rerank ? { rerank: defined({ labels: o.labels, minProbability: o.minProbability }) } : {}),
+  };
+  return dataDir === undefined ? { spec } : { spec, dataDir };
+}
+
+export function register(program: Command): void {
+  program
+    .command('mine')
+    .description('mine paraphrase pairs over an index (resumable): the same job runner as POST /v1/jobs')
+    .requiredOption('--index <dir>', 'index directory built by `paramine index`')
+    .requiredOption('--out <file>', 'pairs as NDJSON (clusters go to FILE.clusters.jsonl)')
+    .option('--state <dir>', 'job state directory (default: OUT.state)')
+    .option('--resume', 'continue the interrupted job in --state', false)
+    .option('--k <n>', 'neighbours examined per sentence', num, 10)
+    .option('--nprobe <n>', 'IVF lists visited per query', num)
+    .option('--min-cosine <x>', 'drop pairs below this cosine', num)
+    .option('--margin-k <n>', 'score pairs by ratio margin over k neighbours (Artetxe & Schwenk)', num)
+    .option('--min-margin <x>', 'drop pairs below this margin (e.g. 1.06)', num)
+    .option('--rerank', 'label pairs with the cross-encoder', false)
+    .option('--reranker <name|dir>', 'cross-encoder (default: paramine-paraphrase-minilm)')
+    .option('--labels <labels...>', 'keep pairs with these labels (needs --rerank)')
+    .option('--min-probability <p>', "keep pairs whose label's probability is at least this", num)
+    .option('--preset <name>', "the papers' filters: multipit, paratag or parasci")
+    .option('--min-tokens <n>', 'tokens each side at least', num)
+    .option('--min-chars <n>', 'characters each side at least', num)
+    .option('--bleu-min <x>', 'BLEU above this', num)
+    .option('--bleu-max <x>', 'BLEU at most this', num)
+    .option('--plr-max <x>', 'PLR below this', num)
+    .option('--length-ratio-max <x>', 'token length ratio below this', num)
+    .option('--exclude-same <key>', 'drop pairs sharing this metadata value (e.g. paper_id)')
+    .option('--cluster', 'group accepted pairs into multi-reference sets', false)
+    .option('--range <start:end>', 'mine only these ids as queries')
+    .option('--queries <file>', 'query sentences from a corpus file instead of the index itself')
+    .option('--batch-size <n>', 'query sentences per checkpoint', num, 256)
+    .option('--quiet', 'no progress output', false)
+    .action(async (o: MineFlags) => mine(o));
+}
+
+async function mine(o: MineFlags): Promise<void> {
+  const started = Date.now();
+  const { spec, dataDir } = specFromFlags(o);
+  const service = await openService({
+    index: o.index,
+    reranker: o.rerank ? o.reranker : false,
+    batch: { maxBatch: 256, maxWaitMs: 0 },
+  });
+  const store = JobStore.open(o.state ?? `${o.out}.state`);
+  const manager = new JobManager(store, service.jobContext(dataDir));
+  let peakRss = process.memoryUsage().rss;
+  try {
+    const job = await startOrResume(manager, store, spec, o.resume);
+    const bar = createProgress({ label: 'mining', unit: 'sentences', quiet: o.quiet });
+    let interrupted = false;
+    const onSignal = () => {
+      interrupted = true;
+      void manager.close();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    const end = await manager.wait(job.id, (j) => {
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+      bar.update(j.processed, j.total, { pairs: j.pairs });
+    });
+    bar.stop();
+    if (interrupted || end.state !== 'done') {
+      const why = end.error ? `${end.error.code}: ${end.error.message}` : 'interrupted';
+      throw new ParamineError(
+        end.state === 'failed' ? 'INTERNAL' : 'UNAVAILABLE',
+        `${why}; ${end.processed}/${end.total} sentences done. Run again with --resume to continue`,
+      );
+    }
+    const clustersFile = `${o.out.replace(/\.jsonl?$/, '')}.clusters.jsonl`;
+    await writeLines(
+      o.out,
+      (function* () {
+        for (const { seq, pair } of store.pairs(job.id)) yield `${JSON.stringify({ seq, ...pair })}\n`;
+      })(),
+    );
+    if (end.clusters !== undefined) {
+      await writeLines(
+        clustersFile,
+        (function* () {
+          for (const { seq, ids } of store.clusters(job.id)) {
+            yield `${JSON.stringify({ seq, ids, texts: ids.map((id) => service.store.get(id)?.text) })}\n`;
+          }
+        })(),
+      );
+    }
+    const secs = (Date.now() - started) / 1000;
+    process.stdout.write(
+      [
+        `${end.pairs} pairs from ${end.total} sentences written to ${o.out}`,
+        ...(end.clusters === undefined ? [] : [`  ${end.clusters} clusters written to ${clustersFile}`]),
+        `  wall time ${formatDuration(secs)}, ${(end.rate ?? 0).toFixed(0)} sentences/s mining, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await manager.close();
+    await store.close();
+    await service.close();
+  }
+}
+
+async function startOrResume(
+  manager: JobManager,
+  store: JobStore,
+  spec: JobSpecInput,
+  resume: boolean,
+): Promise<JobRecord> {
+  const existing = store.list().at(-1);
+  if (existing === undefined) {
+    if (resume) throw new ParamineError('NOT_FOUND', 'nothing to resume: the state directory holds no job');
+    return manager.create(spec);
+  }
+  if (!resume) {
+    throw new ParamineError(
+      'CONFLICT',
+      `the state directory holds job ${existing.id} (${existing.state}); add --resume to continue it, or remove it`,
+      { field: 'state' },
+    );
+  }
+  manager.resume();
+  return existing;
+}
+
+/** Writes under a temporary name and renames, so the output is either whole or absent. */
+async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
+  const tmp = `${path}.tmp`;
+  const out = createWriteStream(tmp);
+  for (const line of lines) if (!out.write(line)) await once(out, 'drain');
+  out.end();
+  await once(out, 'finish');
+  await rename(tmp, path);
+}

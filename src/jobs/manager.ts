@@ -1,0 +1,188 @@
+/**
+ * Job lifecycle over one served index: validates and persists new jobs, runs at most `maxConcurrent` at
+ * a time (the rest wait in order), resumes unfinished jobs after a restart, cancels, and reports
+ * progress with rate and ETA. The HTTP routes and `paramine mine` are thin front ends over it.
+ */
+import { randomUUID } from 'node:crypto';
+import { ParamineError } from '../errors.js';
+import { parseInput } from '../validate.js';
+import { openQuerySource } from './queries.js';
+import { type JobContext, runJob, sourceParts } from './runner.js';
+import { type JobSpecInput, jobSpecSchema } from './spec.js';
+import { FINISHED, type JobRecord, type JobStore } from './store.js';
+
+export interface JobStatus extends JobRecord {
+  /** Query sentences per second of running time, and the seconds left at that rate. */
+  rate: number | null;
+  etaSeconds: number | null;
+}
+
+interface Running {
+  promise: Promise<void>;
+  stop?: 'cancel' | 'pause';
+}
+
+export interface ManagerOptions {
+  maxConcurrent?: number;
+  /** Called when a job fails (the service logs it). */
+  onError?: (job: JobRecord, e: unknown) => void;
+}
+
+export class JobManager {
+  private readonly queue: string[] = [];
+  private readonly running = new Map<string, Running>();
+  private readonly maxConcurrent: number;
+  private closing = false;
+
+  /** True once close() was called: following streams end instead of waiting for paused jobs. */
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  constructor(
+    private readonly jobs: JobStore,
+    private readonly ctx: JobContext,
+    private readonly options: ManagerOptions = {},
+  ) {
+    this.maxConcurrent = options.maxConcurrent ?? 1;
+  }
+
+  /** Re-queues the jobs a previous process left queued or running on this index, oldest first. */
+  resume(): JobRecord[] {
+    const unfinished = this.jobs
+      .list()
+      .filter((j) => !FINISHED.includes(j.state) && j.index.name === this.ctx.index.name);
+    for (const j of unfinished) this.queue.push(j.id);
+    this.pump();
+    return unfinished;
+  }
+
+  async create(input: unknown): Promise<JobRecord> {
+    const spec = parseInput(jobSpecSchema, input as JobSpecInput, 'job');
+    if (spec.index !== undefined && spec.index !== this.ctx.index.name) {
+      throw new ParamineError(
+        'NOT_FOUND',
+        `unknown index "${spec.index}"; this service mines "${this.ctx.index.name}"`,
+        {
+          field: 'index',
+        },
+      );
+    }
+    const reranker = this.ctx.core.parts.reranker;
+    if (spec.rerank && reranker === undefined) {
+      throw new ParamineError(
+        'BAD_INPUT',
+        'rerank needs a cross-encoder; start the service with --reranker',
+        {
+          field: 'rerank',
+        },
+      );
+    }
+    const unknown = spec.rerank?.labels?.filter((l) => !reranker?.labels.includes(l)) ?? [];
+    if (unknown.length > 0) {
+      throw new ParamineError(
+        'BAD_INPUT',
+        `unknown label(s) ${unknown.join(', ')}; the cross-encoder has ${reranker?.labels.join(', ')}`,
+        { field: 'rerank.labels' },
+      );
+    }
+    // Opening the source checks the scope (range bounds, data-directory paths) and counts its sentences.
+    const source = await openQuerySource(spec.scope, sourceParts(this.ctx));
+    const job: JobRecord = {
+      id: randomUUID(),
+      spec: { ...spec, index: this.ctx.index.name },
+      index: { name: this.ctx.index.name, identity: this.ctx.index.identity },
+      state: 'queued',
+      createdAt: new Date().toISOString(),
+      total: source.total,
+      processed: 0,
+      pairs: 0,
+      runMs: 0,
+    };
+    await this.jobs.put(job);
+    this.queue.push(job.id);
+    this.pump();
+    return job;
+  }
+
+  get(id: string): JobStatus {
+    const job = this.jobs.get(id);
+    if (job === undefined) throw new ParamineError('NOT_FOUND', `no job ${id}`, { field: 'id' });
+    return withRate(job);
+  }
+
+  list(): JobStatus[] {
+    return this.jobs.list().map(withRate);
+  }
+
+  /** Cancels a queued or running job (running ones stop at their next batch boundary). */
+  async cancel(id: string): Promise<JobStatus> {
+    const job = this.get(id);
+    if (FINISHED.includes(job.state)) return job;
+    const run = this.running.get(id);
+    if (run) {
+      run.stop = 'cancel';
+      await run.promise;
+    } else {
+      const i = this.queue.indexOf(id);
+      if (i >= 0) this.queue.splice(i, 1);
+      await this.jobs.put({ ...job, state: 'cancelled', finishedAt: new Date().toISOString() });
+    }
+    return this.get(id);
+  }
+
+  /** Resolves when the job has finished (done, failed or cancelled). */
+  async wait(id: string, onProgress?: (job: JobStatus) => void, pollMs = 500): Promise<JobStatus> {
+    for (;;) {
+      const job = this.get(id);
+      onProgress?.(job);
+      if (FINISHED.includes(job.state)) return job;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+
+  /** Stops taking work and pauses running jobs at a batch boundary; they resume on the next start. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.queue.length = 0;
+    for (const r of this.running.values()) r.stop ??= 'pause';
+    await Promise.all([...this.running.values()].map((r) => r.promise));
+  }
+
+  private pump(): void {
+    while (!this.closing && this.running.size < this.maxConcurrent && this.queue.length > 0) {
+      const id = this.queue.shift() as string;
+      const job = this.jobs.get(id);
+      if (job === undefined || FINISHED.includes(job.state)) continue;
+      const entry: Running = { promise: Promise.resolve() };
+      entry.promise = runJob(job, this.ctx, this.jobs, { stop: () => entry.stop })
+        .then(() => undefined)
+        .catch(async (e: unknown) => {
+          const latest = this.jobs.get(id) ?? job;
+          const err = e instanceof ParamineError ? e : undefined;
+          await this.jobs.put({
+            ...latest,
+            state: 'failed',
+            finishedAt: new Date().toISOString(),
+            error: { code: err?.code ?? 'INTERNAL', message: (e as Error).message },
+          });
+          this.options.onError?.(latest, e);
+        })
+        .finally(() => {
+          this.running.delete(id);
+          this.pump();
+        });
+      this.running.set(id, entry);
+    }
+  }
+}
+
+function withRate(job: JobRecord): JobStatus {
+  const rate = job.runMs > 0 && job.processed > 0 ? job.processed / (job.runMs / 1000) : null;
+  const left = job.total - job.processed;
+  return {
+    ...job,
+    rate,
+    etaSeconds: FINISHED.includes(job.state) ? 0 : rate === null ? null : left / rate,
+  };
+}

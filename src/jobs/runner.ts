@@ -1,0 +1,195 @@
+/**
+ * The one job runner behind POST /v1/jobs and `paramine mine`: batches of query sentences through the
+ * shared search core (ANN -> lexical filters -> optional rerank), then margin, group and pair
+ * de-duplication, one LMDB transaction per batch. It yields to the event loop between batches so
+ * interactive queries keep flowing, and stops at a batch boundary when asked.
+ */
+import { setImmediate as nextTick } from 'node:timers/promises';
+import { ParamineError } from '../errors.js';
+import type { VectorFile } from '../index/index.js';
+import type { SearchCore } from '../search/core.js';
+import type { SearchOptions } from '../search/types.js';
+import type { SentenceStore } from '../store/index.js';
+import { dedupKey } from '../text/index.js';
+import { pairKey, UnionFind } from './cluster.js';
+import { NeighbourhoodMeans, ratioMargin } from './margin.js';
+import { openQuerySource, type QueryBatch, vectorsForIds } from './queries.js';
+import { effectiveFilter } from './spec.js';
+import type { JobRecord, JobStore, MinedPair } from './store.js';
+
+/** What a job runs against: the served index and its parts. */
+export interface JobContext {
+  core: SearchCore;
+  store: SentenceStore;
+  vectors?: VectorFile | undefined;
+  index: { name: string; identity: string; ntotal: number };
+  dataDir?: string | undefined;
+}
+
+export interface RunControl {
+  /** Checked between batches: 'cancel' ends the job as cancelled, 'pause' leaves it to resume later. */
+  stop(): 'cancel' | 'pause' | undefined;
+  onBatch?(job: JobRecord): void;
+}
+
+export function sourceParts(ctx: JobContext) {
+  return {
+    store: ctx.store,
+    encoder: ctx.core.parts.encoder,
+    vectors: ctx.vectors,
+    ntotal: ctx.index.ntotal,
+    dataDir: ctx.dataDir,
+  };
+}
+
+/** The key of a pair: index ids when both sides have one, else the query's dedup key. */
+function keyOf(aId: number | null, aText: string, bId: number): string {
+  return aId === null ? `q:${dedupKey(aText)}:${bId}` : pairKey(aId, bId);
+}
+
+export async function runJob(
+  initial: JobRecord,
+  ctx: JobContext,
+  jobs: JobStore,
+  control: RunControl,
+): Promise<JobRecord> {
+  const spec = initial.spec;
+  if (initial.index.identity !== ctx.index.identity) {
+    throw new ParamineError(
+      'CONFLICT',
+      `job ${initial.id} was started on another build of index ${initial.index.name}; start a new job`,
+    );
+  }
+  const parts = sourceParts(ctx);
+  const source = await openQuerySource(spec.scope, parts);
+  if (source.total !== initial.total) {
+    throw new ParamineError(
+      'CONFLICT',
+      `the job's query sentences changed since it started (${initial.total} then, ${source.total} now)`,
+    );
+  }
+  const options: SearchOptions = {
+    k: spec.k,
+    candidates: spec.k,
+    ...(spec.nprobe === undefined ? {} : { nprobe: spec.nprobe }),
+    rerank: spec.rerank !== undefined,
+    ...(spec.rerank?.labels ? { labels: spec.rerank.labels } : {}),
+    ...(spec.rerank?.minProbability === undefined ? {} : { minProbability: spec.rerank.minProbability }),
+    ...(spec.minCosine === undefined ? {} : { minCosine: spec.minCosine }),
+    filter: effectiveFilter(spec),
+    excludeDuplicates: true,
+  };
+  const margins = spec.margin
+    ? new NeighbourhoodMeans(ctx.core.parts.index, spec.margin.k, spec.nprobe, ctx.index.ntotal)
+    : undefined;
+  const group = spec.excludeSameGroup;
+
+  let job: JobRecord = {
+    ...initial,
+    state: 'running',
+    startedAt: initial.startedAt ?? new Date().toISOString(),
+  };
+  await jobs.put(job);
+  while (job.processed < job.total) {
+    const stop = control.stop();
+    if (stop === 'pause') return job;
+    if (stop === 'cancel') return finish(jobs, job, 'cancelled');
+    const t0 = performance.now();
+    const batch = await source.batch(job.processed, Math.min(spec.batchSize, job.total - job.processed));
+    const accepted = new Map<string, MinedPair>();
+    const { results } = await ctx.core.searchVectors(batch.texts, batch.vectors, options, {
+      excludeIds: batch.ids.map((id) => id ?? undefined),
+      fixedDepth: true,
+      keep: (q, c) => {
+        const qId = batch.ids[q] ?? null;
+        if (qId === c.id) return false;
+        if (group !== undefined) {
+          const g = batch.metas[q]?.[group];
+          if (g !== undefined && g !== null && g === c.meta?.[group]) return false;
+        }
+        const key = keyOf(qId, batch.texts[q] as string, c.id);
+        return !accepted.has(key) && !jobs.hasPair(job.id, key);
+      },
+    });
+    const marginsOf = margins ? await batchMargins(margins, batch, results, parts) : undefined;
+    results.forEach((r, q) => {
+      const qId = batch.ids[q] ?? null;
+      for (const c of r.candidates) {
+        const margin = marginsOf?.get(q)?.get(c.id);
+        if (spec.margin?.min !== undefined && (margin === undefined || margin < spec.margin.min)) continue;
+        const key = keyOf(qId, r.query, c.id);
+        if (accepted.has(key)) continue;
+        const meta = batch.metas[q];
+        accepted.set(key, {
+          a: { id: qId, text: r.query, ...(meta === undefined ? {} : { meta }) },
+          b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
+          cosine: c.cosine,
+          ...(margin === undefined ? {} : { margin }),
+          ...(c.label === undefined ? {} : { label: c.label }),
+          ...(c.probabilities === undefined ? {} : { probabilities: c.probabilities }),
+          lexical: c.lexical,
+        });
+      }
+    });
+    const next: JobRecord = {
+      ...job,
+      processed: job.processed + batch.texts.length,
+      pairs: job.pairs + accepted.size,
+      runMs: job.runMs + (performance.now() - t0),
+    };
+    await jobs.commitBatch(
+      job,
+      [...accepted].map(([key, pair]) => ({ key, pair })),
+      next,
+    );
+    job = next;
+    control.onBatch?.(job);
+    // Let queued HTTP requests run between batches.
+    await nextTick();
+  }
+  if (spec.cluster) {
+    const uf = new UnionFind();
+    for (const { pair } of jobs.pairs(job.id))
+      if (pair.a.id !== null && pair.b.id !== null) uf.union(pair.a.id, pair.b.id);
+    const clusters = uf.clusters();
+    job = { ...job, clusters: clusters.length };
+    await jobs.writeClusters(job, clusters);
+  }
+  return finish(jobs, job, 'done');
+}
+
+async function finish(jobs: JobStore, job: JobRecord, state: 'done' | 'cancelled'): Promise<JobRecord> {
+  const done: JobRecord = { ...job, state, finishedAt: new Date().toISOString() };
+  await jobs.put(done);
+  return done;
+}
+
+/** Margin of every surviving candidate, per query row. */
+async function batchMargins(
+  margins: NeighbourhoodMeans,
+  batch: QueryBatch,
+  results: ReadonlyArray<{ candidates: ReadonlyArray<{ id: number; cosine: number }> }>,
+  parts: ReturnType<typeof sourceParts>,
+): Promise<Map<number, Map<number, number>>> {
+  const load = (ids: number[]) => vectorsForIds(parts, ids);
+  const candidateIds = results.flatMap((r) => r.candidates.map((c) => c.id));
+  const indexed = batch.ids.filter((id): id is number => id !== null);
+  const known = await margins.ofIds([...indexed, ...candidateIds], load);
+  // Query sentences that are not in the index are scored with their batch (fixed by the cursor).
+  const external = batch.ids.some((id) => id === null)
+    ? await margins.ofVectors(batch.vectors, batch.ids)
+    : [];
+  const queryMeans = batch.ids.map((id, q) =>
+    id === null ? (external[q] as number) : (known.get(id) as number),
+  );
+  const candidateMeans = known;
+  const out = new Map<number, Map<number, number>>();
+  results.forEach((r, q) => {
+    const row = new Map<number, number>();
+    for (const c of r.candidates) {
+      row.set(c.id, ratioMargin(c.cosine, queryMeans[q] as number, candidateMeans.get(c.id) as number));
+    }
+    out.set(q, row);
+  });
+  return out;
+}

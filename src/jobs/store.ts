@@ -1,0 +1,169 @@
+/**
+ * Persistent jobs in their own LMDB environment (apart from the read-only index store): job records,
+ * their result pairs by sequence number, the unordered pair keys already accepted, and clusters. Each
+ * batch commits its pairs, their keys and the advanced cursor in one transaction, so a kill at any point
+ * resumes at a batch boundary with no pair lost and none duplicated.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Database, open, type RootDatabase } from 'lmdb';
+import { ParamineError } from '../errors.js';
+import type { LexicalMeasures } from '../search/lexical.js';
+import type { Meta } from '../store/index.js';
+import type { JobSpec } from './spec.js';
+
+export type JobState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+export const FINISHED: readonly JobState[] = ['done', 'failed', 'cancelled'];
+
+export interface JobRecord {
+  id: string;
+  spec: JobSpec;
+  /** The index mined: its name and what identifies its content (a resumed job checks it). */
+  index: { name: string; identity: string };
+  state: JobState;
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Query sentences in scope, and how many are done (the resume cursor). */
+  total: number;
+  processed: number;
+  pairs: number;
+  clusters?: number;
+  /** Running time summed over restarts, for the rate. */
+  runMs: number;
+  error?: { code: string; message: string };
+}
+
+export interface PairSide {
+  /** Sentence id in the index; null for a query sentence that is not in it. */
+  id: number | null;
+  text: string;
+  meta?: Meta;
+}
+
+export interface MinedPair {
+  a: PairSide;
+  b: PairSide;
+  cosine: number;
+  margin?: number;
+  label?: string;
+  probabilities?: Record<string, number>;
+  lexical: LexicalMeasures;
+}
+
+type SeqKey = [string, number];
+type PairKeyKey = [string, string];
+
+export class JobStore {
+  private readonly root: RootDatabase;
+  private readonly jobs: Database<JobRecord, string>;
+  private readonly results: Database<MinedPair, SeqKey>;
+  private readonly seen: Database<true, PairKeyKey>;
+  private readonly clusterDb: Database<number[], SeqKey>;
+  private closed = false;
+
+  private constructor(root: RootDatabase) {
+    this.root = root;
+    this.jobs = root.openDB<JobRecord, string>({ name: 'jobs', encoding: 'json' });
+    this.results = root.openDB<MinedPair, SeqKey>({ name: 'results', encoding: 'msgpack' });
+    this.seen = root.openDB<true, PairKeyKey>({ name: 'seen', encoding: 'msgpack' });
+    this.clusterDb = root.openDB<number[], SeqKey>({ name: 'clusters', encoding: 'msgpack' });
+  }
+
+  static open(dir: string): JobStore {
+    try {
+      mkdirSync(dir, { recursive: true });
+      // A file inside `dir`: lmdb-js would take a directory named like `x.state` for a file path.
+      const path = join(dir, 'jobs.lmdb');
+      return new JobStore(open({ path, mapSize: 2 ** 40, maxDbs: 8, noMemInit: true }));
+    } catch (e) {
+      throw new ParamineError('BAD_FILE', `cannot open the job store at ${dir}: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+  }
+
+  get(id: string): JobRecord | undefined {
+    this.assertOpen();
+    return this.jobs.get(id);
+  }
+
+  list(): JobRecord[] {
+    this.assertOpen();
+    return [...this.jobs.getRange({})]
+      .map((e) => e.value)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  async put(job: JobRecord): Promise<void> {
+    this.assertOpen();
+    await this.jobs.put(job.id, job);
+  }
+
+  hasPair(jobId: string, key: string): boolean {
+    return this.seen.get([jobId, key]) !== undefined;
+  }
+
+  /** One batch: its pairs at sequence numbers job.pairs.., their keys, and the advanced record. */
+  async commitBatch(
+    before: JobRecord,
+    pairs: ReadonlyArray<{ key: string; pair: MinedPair }>,
+    after: JobRecord,
+  ): Promise<void> {
+    this.assertOpen();
+    await this.root.transaction(() => {
+      pairs.forEach(({ key, pair }, i) => {
+        this.results.put([before.id, before.pairs + i], pair);
+        this.seen.put([before.id, key], true);
+      });
+      this.jobs.put(after.id, after);
+    });
+  }
+
+  /** Pairs with sequence numbers [offset, offset + limit), in order. */
+  *pairs(
+    jobId: string,
+    offset = 0,
+    limit = Number.MAX_SAFE_INTEGER,
+  ): Generator<{ seq: number; pair: MinedPair }> {
+    this.assertOpen();
+    const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
+    for (const { key, value } of this.results.getRange({ start: [jobId, offset], end: [jobId, end] })) {
+      yield { seq: key[1], pair: value };
+    }
+  }
+
+  /** Replaces the job's clusters and writes its record, in one transaction (finishing is re-runnable). */
+  async writeClusters(job: JobRecord, clusters: readonly number[][]): Promise<void> {
+    this.assertOpen();
+    await this.root.transaction(() => {
+      for (const { key } of this.clusterDb.getRange({
+        start: [job.id, 0],
+        end: [job.id, Number.MAX_SAFE_INTEGER],
+      }))
+        this.clusterDb.remove(key);
+      for (const [i, ids] of clusters.entries()) this.clusterDb.put([job.id, i], ids);
+      this.jobs.put(job.id, job);
+    });
+  }
+
+  *clusters(jobId: string, offset = 0): Generator<{ seq: number; ids: number[] }> {
+    this.assertOpen();
+    for (const { key, value } of this.clusterDb.getRange({
+      start: [jobId, offset],
+      end: [jobId, Number.MAX_SAFE_INTEGER],
+    })) {
+      yield { seq: key[1], ids: value };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.root.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new ParamineError('UNAVAILABLE', 'the job store is closed');
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * Mining jobs over HTTP: start, list, inspect, cancel, and stream results and clusters as NDJSON from an
+ * offset (a client that lost its connection resumes where it stopped; `follow` keeps streaming until the
+ * job ends). Thin adapters over the JobManager.
+ */
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { FINISHED, type JobManager, type JobStore } from '../../jobs/index.js';
+import { parseInput } from '../../validate.js';
+
+const idParams = z.object({ id: z.uuid('must be a job id (UUID)') });
+const streamQuery = z
+  .object({
+    offset: z.coerce.number().int().min(0).default(0),
+    limit: z.coerce.number().int().min(1).optional(),
+    follow: z
+      .enum(['true', 'false', '1', '0'])
+      .default('false')
+      .transform((v) => v === 'true' || v === '1'),
+  })
+  .strict();
+
+/** How often a following stream looks for new pairs. */
+const FOLLOW_POLL_MS = 250;
+
+export function jobRoutes(manager: JobManager, jobs: JobStore) {
+  return (app: FastifyInstance): void => {
+    app.post('/v1/jobs', async (req, reply) => {
+      const job = await manager.create(req.body ?? {});
+      return reply.code(202).header('location', `/v1/jobs/${job.id}`).send(manager.get(job.id));
+    });
+
+    app.get('/v1/jobs', async () => ({ jobs: manager.list() }));
+
+    app.get('/v1/jobs/:id', async (req) => manager.get(parseInput(idParams, req.params, 'id').id));
+
+    app.delete('/v1/jobs/:id', async (req) => manager.cancel(parseInput(idParams, req.params, 'id').id));
+
+    app.get('/v1/jobs/:id/results', async (req, reply) => {
+      const { id } = parseInput(idParams, req.params, 'id');
+      const q = parseInput(streamQuery, req.query, 'query');
+      manager.get(id);
+      const lines = follow(q, id, (from, max) => {
+        const out: string[] = [];
+        for (const { seq, pair } of jobs.pairs(id, from, max))
+          out.push(`${JSON.stringify({ seq, ...pair })}\n`);
+        return out;
+      });
+      return reply.type('application/x-ndjson').send(Readable.from(lines));
+    });
+
+    app.get('/v1/jobs/:id/clusters', async (req, reply) => {
+      const { id } = parseInput(idParams, req.params, 'id');
+      const q = parseInput(streamQuery, req.query, 'query');
+      manager.get(id);
+      const lines = follow(q, id, (from, max) => {
+        const out: string[] = [];
+        for (const { seq, ids } of jobs.clusters(id, from)) {
+          if (out.length === max) break;
+          out.push(`${JSON.stringify({ seq, ids })}\n`);
+        }
+        return out;
+      });
+      return reply.type('application/x-ndjson').send(Readable.from(lines));
+    });
+
+    /** Lines from the offset; with follow, keeps reading until the job has finished and all is sent. */
+    async function* follow(
+      q: z.output<typeof streamQuery>,
+      id: string,
+      read: (from: number, max: number) => string[],
+    ): AsyncGenerator<string> {
+      let from = q.offset;
+      let left = q.limit ?? Number.MAX_SAFE_INTEGER;
+      for (;;) {
+        const finished = FINISHED.includes(manager.get(id).state);
+        const chunk = read(from, Math.min(left, 1000));
+        for (const line of chunk) yield line;
+        from += chunk.length;
+        left -= chunk.length;
+        if (left === 0) return;
+        if (chunk.length === 1000) continue;
+        if (!q.follow || finished || manager.closed) return;
+        await sleep(FOLLOW_POLL_MS);
+      }
+    }
+  };
+}
