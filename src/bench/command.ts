@@ -8,6 +8,7 @@ import { parseInput } from '../validate.js';
 import { classifyBenchmark } from './classify.js';
 import { classificationMarkdown, retrievalMarkdown, retrievalSvg } from './report.js';
 import { retrievalBenchmark } from './retrieval.js';
+import { runSpeed, SPEED_PARTS } from './speed.js';
 
 const list = (v: string) =>
   v
@@ -119,5 +120,25 @@ export function register(program: Command): void {
         result,
         classificationMarkdown(result, { title: `Classification: ${o.pairs} (${result.model})` }),
       );
+    });
+
+  const speedSchema = z.object({
+    out: z.string().min(1),
+    only: z
+      .array(z.enum(SPEED_PARTS))
+      .min(1)
+      .default([...SPEED_PARTS]),
+    quick: z.boolean().default(false),
+  });
+  bench
+    .command('speed')
+    .description('encoder, index, build, HTTP and mining speed benchmarks, gathered into one report')
+    .option('--out <dir>', 'where the report (speed.md, speed.json) and each part’s JSON go', 'bench-results')
+    .option('--only <parts>', `some of ${SPEED_PARTS.join(',')}`, list)
+    .option('--quick', 'small sizes: a smoke run, not numbers to publish', false)
+    .action((raw: Record<string, unknown>) => {
+      const o = parseInput(speedSchema, raw, 'options');
+      const { failed } = runSpeed({ out: o.out, parts: o.only, quick: o.quick });
+      if (failed.length > 0) process.exitCode = 1;
     });
 }

@@ -6,36 +6,13 @@
  *   npm run bench:indexer -- --n 100000 [--factory auto] [--json out.json]
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { readPairs } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { resolveModelDir } from '../models/resolve.js';
-import { dedupKey, normalize } from '../text/index.js';
-
-const DATA = '../shared/data';
-
-async function sentences(n: number): Promise<string[]> {
-  const files = [join(DATA, 'parasci/acl/train.src'), join(DATA, 'multipit/auto/train.csv')];
-  for (const f of files)
-    if (!existsSync(f)) throw new Error(`${f} is missing: the benchmark needs ../shared/data`);
-  const out: string[] = [];
-  const seen = new Set<string>();
-  for (const f of files) {
-    for (const p of await readPairs(f)) {
-      for (const s of [p.s1, p.s2]) {
-        const k = dedupKey(normalize(s));
-        if (k === '' || seen.has(k)) continue;
-        seen.add(k);
-        out.push(normalize(s));
-        if (out.length === n) return out;
-      }
-    }
-  }
-  return out;
-}
+import { sampleSentences } from './sample-sentences.js';
 
 function dirBytes(dir: string): number {
   let total = 0;
@@ -57,7 +34,7 @@ async function main(): Promise<void> {
     .opts<{ n: string; model: string; factory: string; batch: string; json?: string }>();
   const n = Number(o.n);
   const batch = Number(o.batch);
-  const texts = await sentences(n);
+  const texts = await sampleSentences(n);
   const dir = mkdtempSync(join(tmpdir(), 'paramine-bench-indexer-'));
   try {
     const corpus = join(dir, 'corpus.txt');
