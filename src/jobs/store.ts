@@ -147,12 +147,14 @@ export class JobStore {
     });
   }
 
-  *clusters(jobId: string, offset = 0): Generator<{ seq: number; ids: number[] }> {
+  *clusters(
+    jobId: string,
+    offset = 0,
+    limit = Number.MAX_SAFE_INTEGER,
+  ): Generator<{ seq: number; ids: number[] }> {
     this.assertOpen();
-    for (const { key, value } of this.clusterDb.getRange({
-      start: [jobId, offset],
-      end: [jobId, Number.MAX_SAFE_INTEGER],
-    })) {
+    const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
+    for (const { key, value } of this.clusterDb.getRange({ start: [jobId, offset], end: [jobId, end] })) {
       yield { seq: key[1], ids: value };
     }
   }

@@ -38,33 +38,21 @@ export function jobRoutes(manager: JobManager, jobs: JobStore) {
 
     app.delete('/v1/jobs/:id', async (req) => manager.cancel(parseInput(idParams, req.params, 'id').id));
 
-    app.get('/v1/jobs/:id/results', async (req, reply) => {
-      const { id } = parseInput(idParams, req.params, 'id');
-      const q = parseInput(streamQuery, req.query, 'query');
-      manager.get(id);
-      const lines = follow(q, id, (from, max) => {
-        const out: string[] = [];
-        for (const { seq, pair } of jobs.pairs(id, from, max))
-          out.push(`${JSON.stringify({ seq, ...pair })}\n`);
-        return out;
+    /** An NDJSON stream of one job's records from `offset` (see follow below). */
+    const ndjson = (path: string, read: (id: string, from: number, max: number) => string[]) =>
+      app.get(path, async (req, reply) => {
+        const { id } = parseInput(idParams, req.params, 'id');
+        const q = parseInput(streamQuery, req.query, 'query');
+        manager.get(id);
+        const lines = follow(q, id, (from, max) => read(id, from, max));
+        return reply.type('application/x-ndjson').send(Readable.from(lines));
       });
-      return reply.type('application/x-ndjson').send(Readable.from(lines));
-    });
-
-    app.get('/v1/jobs/:id/clusters', async (req, reply) => {
-      const { id } = parseInput(idParams, req.params, 'id');
-      const q = parseInput(streamQuery, req.query, 'query');
-      manager.get(id);
-      const lines = follow(q, id, (from, max) => {
-        const out: string[] = [];
-        for (const { seq, ids } of jobs.clusters(id, from)) {
-          if (out.length === max) break;
-          out.push(`${JSON.stringify({ seq, ids })}\n`);
-        }
-        return out;
-      });
-      return reply.type('application/x-ndjson').send(Readable.from(lines));
-    });
+    ndjson('/v1/jobs/:id/results', (id, from, max) =>
+      [...jobs.pairs(id, from, max)].map(({ seq, pair }) => `${JSON.stringify({ seq, ...pair })}\n`),
+    );
+    ndjson('/v1/jobs/:id/clusters', (id, from, max) =>
+      [...jobs.clusters(id, from, max)].map(({ seq, ids }) => `${JSON.stringify({ seq, ids })}\n`),
+    );
 
     /** Lines from the offset; with follow, keeps reading until the job has finished and all is sent. */
     async function* follow(
