@@ -4,9 +4,10 @@
  * same model in fp32 on the same sentences): speed ratio, and how many of its top pairs ours returns.
  * Then interactive search latency of `paramine serve` idle and with a mining job running.
  *
- *   npm run bench:mine -- --n 100000 [--factory auto] [--top 10000] [--python .venv/bin/python] [--json out.json]
+ *   npm run bench:mine -- --n 100000 [--factories 'auto;IVF1024,PQ48np,Refine(SQ8)'] [--models a,b] [--top 10000] [--json out.json]
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,8 @@ interface Opts {
   n: string;
   k: string;
   top: string;
-  factory: string;
+  factories: string;
+  models: string;
   python: string;
   requests: string;
   skipReference?: boolean;
@@ -28,7 +30,8 @@ const o = new Command()
   .option('--n <n>', 'sentences', '100000')
   .option('--k <k>', 'neighbours per sentence', '10')
   .option('--top <n>', "reference's top pairs to look for in ours", '10000')
-  .option('--factory <str>', 'index factory', 'auto')
+  .option('--factories <list>', 'index factories, separated by ;', 'auto')
+  .option('--models <list>', 'encoders, separated by ,', 'all-minilm-l6-v2')
   .option('--python <path>', 'python with sentence-transformers', '.venv/bin/python')
   .option('--requests <n>', 'search requests per latency phase', '400')
   .option('--skip-reference', 'skip the sentence-transformers run')
@@ -79,37 +82,44 @@ async function latencies(url: string, texts: readonly string[], requests: number
   return out;
 }
 
+interface Run {
+  factory: string;
+  model: string;
+  sentences: number;
+  build_s: number;
+  mine_s: number;
+  mine_sentences_per_s: number;
+  pairs: number;
+  pairs_per_s: number;
+  mine_peak_rss_mib: number;
+  reference?: {
+    top_pairs_found: number;
+    recall_of_top: number;
+    speedup_mine_only: number;
+    speedup_build_and_mine: number;
+  };
+  search_ms_idle: { p50: number; p99: number };
+  search_ms_with_job: { p50: number; p99: number; job: string };
+}
+
 const n = Number(o.n);
 const k = Number(o.k);
 const texts = await sampleSentences(n);
 const dir = mkdtempSync(join(tmpdir(), 'paramine-bench-mine-'));
+const key = (a: string, b: string) => (a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
 try {
   const corpus = join(dir, 'corpus.txt');
   writeFileSync(corpus, `${texts.join('\n')}\n`);
-  const index = join(dir, 'index');
 
-  let t0 = performance.now();
-  cli(['index', '--input', corpus, '--out', index, '--factory', o.factory, '--quiet']);
-  const buildS = secs(t0);
-  const manifest = JSON.parse(readFileSync(join(index, 'manifest.json'), 'utf8')) as {
-    factory: string;
-    ntotal: number;
-  };
-
-  const pairsFile = join(dir, 'pairs.jsonl');
-  t0 = performance.now();
-  const mineOut = cli(['mine', '--index', index, '--out', pairsFile, '--k', String(k), '--quiet']);
-  const mineS = secs(t0);
-  const rss = Number(/peak RSS (\d+) MiB/.exec(mineOut)?.[1] ?? Number.NaN);
-  const ours = new Set<string>();
-  const key = (a: string, b: string) => (a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`);
-  for (const line of readFileSync(pairsFile, 'utf8').split('\n')) {
-    if (line === '') continue;
-    const p = JSON.parse(line) as { a: { text: string }; b: { text: string } };
-    ours.add(key(p.a.text, p.b.text));
-  }
-
-  let reference: Record<string, number | string> | undefined;
+  let reference:
+    | {
+        total_s: number;
+        encode_s: number;
+        mine_s: number;
+        peak_rss_mib: number;
+        pairs: Array<[number, number, number]>;
+      }
+    | undefined;
   if (!o.skipReference) {
     const refFile = join(dir, 'reference.json');
     execFileSync(
@@ -127,37 +137,98 @@ try {
       ],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
-    const ref = JSON.parse(readFileSync(refFile, 'utf8')) as {
-      total_s: number;
-      encode_s: number;
-      mine_s: number;
-      peak_rss_mib: number;
-      pairs: Array<[number, number, number]>;
-    };
-    const found = ref.pairs.filter(([, i, j]) =>
-      ours.has(key(texts[i] as string, texts[j] as string)),
-    ).length;
-    reference = {
-      total_s: ref.total_s,
-      encode_s: ref.encode_s,
-      mine_s: ref.mine_s,
-      peak_rss_mib: ref.peak_rss_mib,
-      top_pairs: ref.pairs.length,
-      top_pairs_found: found,
-      recall_of_top: found / ref.pairs.length,
-      speedup_mine_only: ref.total_s / mineS,
-      speedup_build_and_mine: ref.total_s / (buildS + mineS),
-    };
+    reference = JSON.parse(readFileSync(refFile, 'utf8'));
   }
 
-  // Interactive latency, idle and while a job mines the same index.
+  const runs: Run[] = [];
+  for (const model of o.models.split(',')) {
+    for (const factory of o.factories.split(';')) {
+      const index = join(dir, `index-${runs.length}`);
+      let t0 = performance.now();
+      cli(['index', '--input', corpus, '--out', index, '--model', model, '--factory', factory, '--quiet']);
+      const buildS = secs(t0);
+      const manifest = JSON.parse(readFileSync(join(index, 'manifest.json'), 'utf8')) as {
+        factory: string;
+        ntotal: number;
+      };
+      const pairsFile = join(dir, `pairs-${runs.length}.jsonl`);
+      t0 = performance.now();
+      const mineOut = cli(['mine', '--index', index, '--out', pairsFile, '--k', String(k), '--quiet']);
+      const mineS = secs(t0);
+      const ours = new Set<string>();
+      for (const line of readFileSync(pairsFile, 'utf8').split('\n')) {
+        if (line === '') continue;
+        const p = JSON.parse(line) as { a: { text: string }; b: { text: string } };
+        ours.add(key(p.a.text, p.b.text));
+      }
+      const found = reference?.pairs.filter(([, i, j]) =>
+        ours.has(key(texts[i] as string, texts[j] as string)),
+      ).length;
+      const latency = await latencyPhases(index);
+      runs.push({
+        factory: manifest.factory,
+        model,
+        sentences: manifest.ntotal,
+        build_s: buildS,
+        mine_s: mineS,
+        mine_sentences_per_s: manifest.ntotal / mineS,
+        pairs: ours.size,
+        pairs_per_s: ours.size / mineS,
+        mine_peak_rss_mib: Number(/peak RSS (\d+) MiB/.exec(mineOut)?.[1] ?? Number.NaN),
+        ...(reference && found !== undefined
+          ? {
+              reference: {
+                top_pairs_found: found,
+                recall_of_top: found / reference.pairs.length,
+                speedup_mine_only: reference.total_s / mineS,
+                speedup_build_and_mine: reference.total_s / (buildS + mineS),
+              },
+            }
+          : {}),
+        ...latency,
+      });
+      rmSync(index, { recursive: true, force: true });
+    }
+  }
+
+  const f = (x: number) => x.toFixed(1);
+  const lines = [
+    `| encoder | factory | build | mine (k=${k}) | pairs | pairs/s | peak RSS | its top pairs found | speed-up, mining | speed-up, build + mining | search p50/p99 idle | with a job |`,
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...runs.map(
+      (r) =>
+        `| ${r.model} | ${r.factory} | ${f(r.build_s)} s | ${f(r.mine_s)} s | ${r.pairs} | ${r.pairs_per_s.toFixed(0)} | ${r.mine_peak_rss_mib} MiB | ` +
+        (r.reference
+          ? `${r.reference.top_pairs_found} (${(100 * r.reference.recall_of_top).toFixed(2)}%) | ${r.reference.speedup_mine_only.toFixed(1)}x | ${r.reference.speedup_build_and_mine.toFixed(1)}x`
+          : '- | - | -') +
+        ` | ${f(r.search_ms_idle.p50)} / ${f(r.search_ms_idle.p99)} ms | ${f(r.search_ms_with_job.p50)} / ${f(r.search_ms_with_job.p99)} ms (${r.search_ms_with_job.job}) |`,
+    ),
+    '',
+  ];
+  if (reference) {
+    lines.push(
+      `sentence-transformers paraphrase_mining, same ${runs[0]?.sentences ?? n} sentences, all-MiniLM-L6-v2 fp32: encode ${f(reference.encode_s)} s + mine ${f(reference.mine_s)} s = ${f(reference.total_s)} s, peak RSS ${reference.peak_rss_mib} MiB, top ${reference.pairs.length} pairs.`,
+      '',
+    );
+  }
+  process.stdout.write(lines.join('\n'));
+  if (o.json) {
+    const { pairs: _pairs, ...refSummary } = reference ?? { pairs: [] };
+    writeFileSync(
+      o.json,
+      `${JSON.stringify({ sentences: n, k, reference: reference ? refSummary : undefined, runs }, null, 2)}\n`,
+    );
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Search latency of `paramine serve` over the index, idle and while it runs a mining job. */
+async function latencyPhases(index: string): Promise<Pick<Run, 'search_ms_idle' | 'search_ms_with_job'>> {
   const svc = await serve(index);
-  let idle: number[];
-  let busy: number[];
-  let jobProgress = '';
   try {
     await latencies(svc.url, texts, 20);
-    idle = await latencies(svc.url, texts, Number(o.requests));
+    const idle = await latencies(svc.url, texts, Number(o.requests));
     const res = await fetch(`${svc.url}/v1/jobs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -165,56 +236,23 @@ try {
     });
     const { id } = (await res.json()) as { id: string };
     await new Promise((r) => setTimeout(r, 1000));
-    busy = await latencies(svc.url, texts, Number(o.requests));
+    const busy = await latencies(svc.url, texts, Number(o.requests));
     const job = (await (await fetch(`${svc.url}/v1/jobs/${id}`)).json()) as {
       state: string;
       processed: number;
       total: number;
     };
-    jobProgress = `${job.state} ${job.processed}/${job.total}`;
     await fetch(`${svc.url}/v1/jobs/${id}`, { method: 'DELETE' });
+    return {
+      search_ms_idle: { p50: pct(idle, 50), p99: pct(idle, 99) },
+      search_ms_with_job: {
+        p50: pct(busy, 50),
+        p99: pct(busy, 99),
+        job: `${job.state} ${job.processed}/${job.total}`,
+      },
+    };
   } finally {
     svc.child.kill('SIGTERM');
+    await once(svc.child, 'exit');
   }
-
-  const result = {
-    sentences: manifest.ntotal,
-    factory: manifest.factory,
-    k,
-    build_s: buildS,
-    mine_s: mineS,
-    mine_sentences_per_s: manifest.ntotal / mineS,
-    pairs: ours.size,
-    pairs_per_s: ours.size / mineS,
-    mine_peak_rss_mib: rss,
-    reference,
-    search_ms_idle: { p50: pct(idle, 50), p99: pct(idle, 99) },
-    search_ms_with_job: { p50: pct(busy, 50), p99: pct(busy, 99), job: jobProgress },
-  };
-  const f = (x: number) => x.toFixed(1);
-  const lines = [
-    `| sentences | factory | build | mine (k=${k}) | pairs | pairs/s | peak RSS |`,
-    '|---:|---|---:|---:|---:|---:|---:|',
-    `| ${result.sentences} | ${result.factory} | ${f(buildS)} s | ${f(mineS)} s | ${result.pairs} | ${result.pairs_per_s.toFixed(0)} | ${rss} MiB |`,
-    '',
-  ];
-  if (reference) {
-    lines.push(
-      '| sentence-transformers paraphrase_mining | encode | mine | total | peak RSS | ours / its top pairs | speed-up (mine only) | speed-up (build + mine) |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|',
-      `| same sentences, fp32, 2 threads | ${f(Number(reference.encode_s))} s | ${f(Number(reference.mine_s))} s | ${f(Number(reference.total_s))} s | ${reference.peak_rss_mib} MiB | ${reference.top_pairs_found}/${reference.top_pairs} (${(100 * Number(reference.recall_of_top)).toFixed(2)}%) | ${Number(reference.speedup_mine_only).toFixed(1)}x | ${Number(reference.speedup_build_and_mine).toFixed(1)}x |`,
-      '',
-    );
-  }
-  lines.push(
-    '| search latency (c=1, no rerank) | p50 | p99 |',
-    '|---|---:|---:|',
-    `| idle | ${f(result.search_ms_idle.p50)} ms | ${f(result.search_ms_idle.p99)} ms |`,
-    `| mining job running (${jobProgress}) | ${f(result.search_ms_with_job.p50)} ms | ${f(result.search_ms_with_job.p99)} ms |`,
-    '',
-  );
-  process.stdout.write(lines.join('\n'));
-  if (o.json) writeFileSync(o.json, `${JSON.stringify(result, null, 2)}\n`);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
 }
