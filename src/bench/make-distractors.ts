@@ -1,0 +1,44 @@
+/**
+ * The distractor corpus of the retrieval benchmarks in BENCHMARKS.md: every distinct sentence (after
+ * normalization) of the English training-side files in ../shared/data, one per line. Validation pairs
+ * queried by the benchmark (ParaSCI-ACL val, MultiPIT expert val) are not in it.
+ *
+ *   node dist/bench/make-distractors.js --out distractors.txt [--data ../shared/data]
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readPairs } from '../corpus/index.js';
+import { dedupKey, normalize } from '../text/index.js';
+
+const FILES = [
+  'parasci/acl/train.src',
+  'multipit/auto/train.csv',
+  'multipit/auto/val.csv',
+  'multipit/expert/train.csv',
+  'mrpc/train.tsv',
+  'parasci/arxiv/val.src',
+];
+
+const { values } = parseArgs({
+  options: { out: { type: 'string' }, data: { type: 'string', default: '../shared/data' } },
+});
+if (!values.out) throw new Error('--out FILE is required');
+const seen = new Set<string>();
+const out: string[] = [];
+for (const f of FILES) {
+  let added = 0;
+  for (const p of await readPairs(join(values.data, f))) {
+    for (const s of [p.s1, p.s2]) {
+      const t = normalize(s);
+      const k = dedupKey(t);
+      if (k === '' || seen.has(k)) continue;
+      seen.add(k);
+      out.push(t);
+      added++;
+    }
+  }
+  process.stderr.write(`${f}: ${added} new sentences\n`);
+}
+writeFileSync(values.out, `${out.join('\n')}\n`);
+process.stderr.write(`${out.length} distractor sentences -> ${values.out}\n`);
