@@ -33,6 +33,7 @@ RUN useradd --system --uid 10001 --home /app paramine && mkdir -p /app/indexes /
 USER paramine
 ENV NODE_ENV=production
 EXPOSE 8080
-VOLUME ["/app/indexes"]
+# Indexes may be mounted read-only; mining jobs persist in their own volume.
+VOLUME ["/app/indexes", "/app/jobs"]
 ENTRYPOINT ["node", "dist/cli.js"]
-CMD ["serve", "--index", "indexes/default", "--host", "0.0.0.0", "--port", "8080"]
+CMD ["serve", "--index", "indexes/default", "--jobs-dir", "jobs", "--host", "0.0.0.0", "--port", "8080"]
