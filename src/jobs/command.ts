@@ -7,9 +7,11 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { rename } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ParamineError } from '../errors.js';
+import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
 import { openService } from '../server/open.js';
 import { JobManager } from './manager.js';
@@ -44,6 +46,7 @@ interface MineFlags {
   range?: string;
   queries?: string;
   batchSize: number;
+  faissThreads: number;
   quiet: boolean;
 }
 
@@ -118,6 +121,12 @@ export function register(program: Command): void {
     .option('--range <start:end>', 'mine only these ids as queries')
     .option('--queries <file>', 'query sentences from a corpus file instead of the index itself')
     .option('--batch-size <n>', 'query sentences per checkpoint', num, 256)
+    .option(
+      '--faiss-threads <n>',
+      'FAISS OpenMP and BLAS threads (the miner has the machine)',
+      num,
+      availableParallelism(),
+    )
     .option('--quiet', 'no progress output', false)
     .action(async (o: MineFlags) => mine(o));
 }
@@ -125,6 +134,9 @@ export function register(program: Command): void {
 async function mine(o: MineFlags): Promise<void> {
   const started = Date.now();
   const { spec, dataDir } = specFromFlags(o);
+  // Unlike the service, the miner does not share the cores with queries: exact (flat) search spends most
+  // of its time in BLAS sgemm, which the service keeps on one thread.
+  setNumThreads(o.faissThreads, o.faissThreads);
   const service = await openService({
     index: o.index,
     reranker: o.rerank ? o.reranker : false,
