@@ -35,6 +35,7 @@ const { values: raw } = parseArgs({
     queries: { type: 'string', default: '256' },
     'batch-wait-ms': { type: 'string', default: '2' },
     warmup: { type: 'string', default: '2' },
+    'serve-args': { type: 'string', default: '' },
     json: { type: 'string' },
   },
 });
@@ -51,6 +52,8 @@ const args = z
     queries: z.coerce.number().int().min(1).max(10_000),
     'batch-wait-ms': z.coerce.number().positive(),
     warmup: z.coerce.number().min(0),
+    /** Extra `paramine serve` flags for both services (e.g. "--no-ort-spin"), space-separated. */
+    'serve-args': z.string().transform((s) => s.split(' ').filter(Boolean)),
     json: z.string().optional(),
   })
   .parse(raw);
@@ -137,6 +140,7 @@ async function startService(index: string, name: 'on' | 'off', batchWaitMs: numb
       String(batchWaitMs),
       '--log-level',
       'warn',
+      ...args['serve-args'],
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );

@@ -23,6 +23,11 @@ export interface OpenServiceOptions {
   reranker?: string | false | undefined;
   batch?: { maxBatch: number; maxWaitMs: number } | undefined;
   mmap?: boolean | undefined;
+  /**
+   * ORT's idle intra-op threads spin-wait (its default). The encoder and the cross-encoder each have
+   * their own threads on the same cores, so spinning ones can slow the other model's run.
+   */
+  spinning?: boolean | undefined;
 }
 
 export interface OpenService {
@@ -44,7 +49,9 @@ export async function openService(o: OpenServiceOptions): Promise<OpenService> {
   };
   try {
     const manifest = await readManifest(o.index);
-    const encoder = await Encoder.open(resolveModelDir(o.model ?? manifest.model.id));
+    const encoder = await Encoder.open(resolveModelDir(o.model ?? manifest.model.id), {
+      spinning: o.spinning,
+    });
     closers.push(() => encoder.close());
     const index = await ShardedIndex.open(o.index, {
       model: { id: encoder.modelId, sha256: encoder.onnxSha256 },
@@ -59,7 +66,7 @@ export async function openService(o: OpenServiceOptions): Promise<OpenService> {
     let reranker: CrossEncoder | undefined;
     const rerankerName = o.reranker === undefined ? defaultReranker() : o.reranker;
     if (rerankerName !== false && rerankerName !== undefined) {
-      reranker = await CrossEncoder.open(resolveModelDir(rerankerName, 'reranker'));
+      reranker = await CrossEncoder.open(resolveModelDir(rerankerName, 'reranker'), { spinning: o.spinning });
       closers.push(() => (reranker as CrossEncoder).close());
     }
     const metrics = new Metrics();

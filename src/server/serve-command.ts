@@ -23,6 +23,7 @@ const optionsSchema = z.object({
   batchWaitMs: z.coerce.number().min(0).max(1000).default(2),
   timeoutMs: z.coerce.number().int().min(100).default(30_000),
   mmap: z.boolean().default(false),
+  ortSpin: z.boolean().default(true),
   jobsDir: z.string().min(1).optional(),
   dataDir: z.string().min(1).optional(),
   maxJobs: z.coerce.number().int().min(1).max(64).default(1),
@@ -45,6 +46,7 @@ export function register(program: Command): void {
     .option('--batch-wait-ms <ms>', 'longest wait to fill a batch; 0 turns batching off', '2')
     .option('--timeout-ms <ms>', 'request timeout', '30000')
     .option('--mmap', 'map the shards instead of reading them into memory', false)
+    .option('--no-ort-spin', "ONNX Runtime's idle threads sleep instead of spin-waiting")
     .option('--jobs-dir <dir>', 'where mining jobs persist (default: INDEX/jobs)')
     .option('--data-dir <dir>', 'directory job scopes may name files in (none: file scopes are refused)')
     .option('--max-jobs <n>', 'mining jobs running at once (more wait in a queue)', '1')
@@ -62,6 +64,7 @@ export function register(program: Command): void {
         reranker: o.reranker,
         batch: { maxBatch: o.batchMax, maxWaitMs: o.batchWaitMs },
         mmap: o.mmap,
+        spinning: o.ortSpin,
       });
       const jobStore = JobStore.open(o.jobsDir ?? join(o.index, 'jobs'));
       let shuttingDown = false;
