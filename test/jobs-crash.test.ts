@@ -126,6 +126,9 @@ t.test('paramine mine writes the same pairs and clusters as the job API', async 
     '4',
     '--cluster',
     '--quiet',
+    // The service keeps BLAS on one thread; OpenBLAS rounds differently with another thread count.
+    '--faiss-threads',
+    '1',
   ]);
   let stdout = '';
   child.stdout?.on('data', (d: Buffer) => {
@@ -138,8 +141,8 @@ t.test('paramine mine writes the same pairs and clusters as the job API', async 
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as { seq: number });
-  // Same batch size, same FAISS batches: bit-identical scores (20+ query batches go through BLAS, which
-  // rounds differently from the per-query loop).
+  // Same batch size, same FAISS batches, same BLAS thread count: bit-identical scores (20+ query batches
+  // go through BLAS sgemm, whose rounding depends on both).
   t.same(lines, referencePairs);
   const clusters = readFileSync(join(svc.dir, 'pairs.clusters.jsonl'), 'utf8')
     .trim()

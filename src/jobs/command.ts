@@ -123,7 +123,8 @@ export function register(program: Command): void {
     .option('--batch-size <n>', 'query sentences per checkpoint', num, 256)
     .option(
       '--faiss-threads <n>',
-      'FAISS OpenMP and BLAS threads (the miner has the machine)',
+      'FAISS OpenMP and BLAS threads (the miner has the machine); scores can differ in the last bits ' +
+        'between thread counts (BLAS rounding), so resume with the same value',
       num,
       availableParallelism(),
     )
