@@ -1,4 +1,5 @@
 import t from 'tap';
+import { collapseToBinary } from '../src/bench/classify.js';
 import { detectScheme, parseTurku, TURKU_SUBSUMED, UNLABELED } from '../src/bench/labels.js';
 
 t.test('binary: 0/1 and paraphrase/not, case-insensitive; unknown labels are undefined', async (t) => {
@@ -81,4 +82,24 @@ t.test('positive-only and custom', async (t) => {
   const c2 = detectScheme(['yes', 'no', 'maybe'], { positive: ['yes'] });
   t.same(['yes', 'no', 'maybe'].map(c2.isPositive), [true, false, false]);
   t.equal(detectScheme(['0', '1', '5']).name, 'custom', 'STS-like 0..5 is neither binary nor Turku');
+});
+
+t.test('a binary model on Turku gold is scored as the binary task (base >= 3 positive)', async (t) => {
+  const model = ['not_paraphrase', 'paraphrase'];
+  const turku = ['4', '4>i', '3s', '2', '1'];
+  t.same(collapseToBinary(turku, model), {
+    gold: ['paraphrase', 'paraphrase', 'paraphrase', 'not_paraphrase', 'not_paraphrase'],
+    rule: 'turku gold as binary (turku base >= 3)',
+  });
+  t.same(collapseToBinary(turku, model, ['4'])?.gold, [
+    'paraphrase',
+    'paraphrase',
+    'not_paraphrase',
+    'not_paraphrase',
+    'not_paraphrase',
+  ]);
+  t.equal(collapseToBinary(['1', '0'], model), undefined, 'binary gold: nothing to collapse');
+  t.equal(collapseToBinary(turku, ['1', '2', '3', '4']), undefined, 'a Turku model keeps the Turku layout');
+  t.equal(collapseToBinary(['yes', 'no'], model), undefined, 'custom gold without --positive: no rule');
+  t.same(collapseToBinary(['yes', 'no'], model, ['yes'])?.gold, ['paraphrase', 'not_paraphrase']);
 });

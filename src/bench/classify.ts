@@ -20,8 +20,8 @@ export async function classifyBenchmark(o: ClassifyOptions) {
   const pairs = o.lines ? all.filter((p) => o.lines?.has(lineOf(p.where))) : all;
   if (pairs.length === 0)
     throw new ParamineError('BAD_INPUT', `${o.pairs}: no pairs selected`, { field: 'heldout' });
-  const gold = pairs.map((p) => p.label);
-  if (gold.some((g) => g === undefined)) {
+  const labels = pairs.map((p) => p.label);
+  if (labels.some((g) => g === undefined)) {
     throw new ParamineError('BAD_FILE', `${o.pairs}: classification needs a label on every pair`, {
       field: 'pairs',
     });
@@ -31,13 +31,15 @@ export async function classifyBenchmark(o: ClassifyOptions) {
     const t0 = performance.now();
     const scores = await cross.score(pairs.map((p) => [p.s1, p.s2] as const));
     const seconds = (performance.now() - t0) / 1000;
+    const collapsed = collapseToBinary(labels as string[], cross.labels, o.positive);
+    const gold = collapsed?.gold ?? (labels as string[]);
     const scheme = detectScheme(
-      [...(gold as string[]), ...scores.map((s) => s.label)],
-      o.positive ? { positive: o.positive } : {},
+      [...gold, ...scores.map((s) => s.label)],
+      o.positive && !collapsed ? { positive: o.positive } : {},
     );
     // A binary model may name its labels paraphrase / not_paraphrase where the data says 1 / 0: report
     // predictions in the data's own label names.
-    const goldLabels = new Set(gold as string[]);
+    const goldLabels = new Set(gold);
     const goldPos = [...goldLabels].find((l) => scheme.isPositive(l) === true);
     const goldNeg = [...goldLabels].find((l) => scheme.isPositive(l) === false);
     const predicted = scores.map((s) => {
@@ -45,12 +47,52 @@ export async function classifyBenchmark(o: ClassifyOptions) {
       const pos = scheme.isPositive(s.label);
       return (pos === true ? goldPos : pos === false ? goldNeg : undefined) ?? s.label;
     });
-    const result = classificationMetrics(gold as string[], predicted, scheme);
+    const result = classificationMetrics(gold, predicted, scheme);
     return {
-      result: { ...result, model: cross.modelId, pairs_per_s: pairs.length / seconds },
+      result: {
+        ...result,
+        model: cross.modelId,
+        pairs_per_s: pairs.length / seconds,
+        ...(collapsed ? { gold_collapsed: collapsed.rule } : {}),
+      },
       scheme: scheme.name,
     };
   } finally {
     await cross.close();
   }
+}
+
+/**
+ * A binary model (paraphrase / not) on a richer gold scheme (Turku's 1–4 with flags): score it as the papers'
+ * binary task, gold mapped through the gold scheme's own positive rule. Undefined when no mapping is needed.
+ */
+export function collapseToBinary(
+  gold: readonly string[],
+  modelLabels: readonly string[],
+  positive?: readonly string[],
+): { gold: string[]; rule: string } | undefined {
+  const goldScheme = detectScheme(gold, positive ? { positive } : {});
+  if (goldScheme.name === 'binary' || detectScheme(modelLabels).name !== 'binary') return undefined;
+  const rule = positive
+    ? `positive: ${positive.join(',')}`
+    : goldScheme.name === 'turku'
+      ? 'turku base >= 3'
+      : '';
+  if (rule === '') return undefined;
+  return {
+    gold: gold.map((g) => {
+      const pos = goldScheme.isPositive(g);
+      if (pos === undefined) {
+        throw new ParamineError(
+          'BAD_INPUT',
+          `gold label "${g}" is neither positive nor negative; set --positive`,
+          {
+            field: 'positive',
+          },
+        );
+      }
+      return pos ? 'paraphrase' : 'not_paraphrase';
+    }),
+    rule: `${goldScheme.name} gold as binary (${rule})`,
+  };
 }

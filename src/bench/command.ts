@@ -99,7 +99,7 @@ export function register(program: Command): void {
     .option('--positive <labels>', 'labels counted as positive', list)
     .option(
       '--heldout <json>',
-      'only the pairs whose 0-based positions this JSON file lists ({"indices": [...]} or [...])',
+      'only the pairs at the 1-based file lines this JSON file lists ({"lines": [...]})',
     )
     .option('--json <file>', 'write JSON results')
     .option('--md <file>', 'write the Markdown table')

@@ -52,7 +52,7 @@ const args = z
     queries: z.coerce.number().int().min(1).max(10_000),
     'batch-wait-ms': z.coerce.number().positive(),
     warmup: z.coerce.number().min(0),
-    /** Extra `paramine serve` flags for both services (e.g. "--no-ort-spin"), space-separated. */
+    /** Extra `paramine serve` flags for both services (e.g. "--ort-spin"; give it as --serve-args=...), space-separated. */
     'serve-args': z.string().transform((s) => s.split(' ').filter(Boolean)),
     json: z.string().optional(),
   })

@@ -23,7 +23,7 @@ const optionsSchema = z.object({
   batchWaitMs: z.coerce.number().min(0).max(1000).default(2),
   timeoutMs: z.coerce.number().int().min(100).default(30_000),
   mmap: z.boolean().default(false),
-  ortSpin: z.boolean().default(true),
+  ortSpin: z.boolean().default(false),
   jobsDir: z.string().min(1).optional(),
   dataDir: z.string().min(1).optional(),
   maxJobs: z.coerce.number().int().min(1).max(64).default(1),
@@ -46,7 +46,11 @@ export function register(program: Command): void {
     .option('--batch-wait-ms <ms>', 'longest wait to fill a batch; 0 turns batching off', '2')
     .option('--timeout-ms <ms>', 'request timeout', '30000')
     .option('--mmap', 'map the shards instead of reading them into memory', false)
-    .option('--no-ort-spin', "ONNX Runtime's idle threads sleep instead of spin-waiting")
+    .option(
+      '--ort-spin',
+      "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
+      false,
+    )
     .option('--jobs-dir <dir>', 'where mining jobs persist (default: INDEX/jobs)')
     .option('--data-dir <dir>', 'directory job scopes may name files in (none: file scopes are refused)')
     .option('--max-jobs <n>', 'mining jobs running at once (more wait in a queue)', '1')
