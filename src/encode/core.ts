@@ -3,8 +3,10 @@
  * model directory; L2-normalized vectors, n × dim in one Float32Array, in the order of the input texts.
  * `Encoder` (encoder.ts) runs this in a worker thread.
  */
+
 import { ParamineError } from '../errors.js';
 import type { Pooling } from '../models/dir.js';
+import type { ModelInfo } from '../models/handle.js';
 import { type Batch, floatOutput, ModelRuntime, type RuntimeOptions } from '../models/runtime.js';
 
 export interface EncoderCoreOptions extends RuntimeOptions {
@@ -12,13 +14,9 @@ export interface EncoderCoreOptions extends RuntimeOptions {
   normalize?: boolean | undefined;
 }
 
-export interface EncoderInfo {
+export interface EncoderInfo extends ModelInfo {
   dim: number;
   pooling: Pooling;
-  modelId: string;
-  onnxSha256: string;
-  onnxFile: string;
-  maxLength: number;
 }
 
 export function checkTexts(texts: unknown): asserts texts is string[] {

@@ -5,6 +5,7 @@
  */
 
 import type { Pooling } from '../models/dir.js';
+import { type ModelBackend, ModelHandle } from '../models/handle.js';
 import { ModelWorker, workerEntry } from '../models/worker.js';
 import { checkTexts, EncoderCore, type EncoderCoreOptions, type EncoderInfo } from './core.js';
 
@@ -13,10 +14,8 @@ export interface EncoderOptions extends EncoderCoreOptions {
   worker?: boolean | undefined;
 }
 
-interface Backend {
-  info: EncoderInfo;
+interface Backend extends ModelBackend<EncoderInfo> {
   encode(texts: string[]): Promise<Float32Array>;
-  close(): Promise<void>;
 }
 
 function workerBackend(w: ModelWorker<EncoderInfo>): Backend {
@@ -31,11 +30,9 @@ function inlineBackend(core: EncoderCore): Backend {
   return { info: core.info, encode: (texts) => core.encode(texts), close: () => core.close() };
 }
 
-export class Encoder {
-  private readonly backend: Backend;
-
+export class Encoder extends ModelHandle<EncoderInfo, Backend> {
   private constructor(backend: Backend) {
-    this.backend = backend;
+    super(backend);
   }
 
   static async open(dir: string, opts: EncoderOptions = {}): Promise<Encoder> {
@@ -50,28 +47,8 @@ export class Encoder {
     return this.backend.info.dim;
   }
 
-  /** Directory name of the model: what an index manifest records next to `onnxSha256`. */
-  get modelId(): string {
-    return this.backend.info.modelId;
-  }
-
-  /** sha256 of the ONNX graph in use. */
-  get onnxSha256(): string {
-    return this.backend.info.onnxSha256;
-  }
-
-  /** The ONNX graph used, relative to the model directory (e.g. onnx/model_quantized.onnx). */
-  get onnxFile(): string {
-    return this.backend.info.onnxFile;
-  }
-
   get pooling(): Pooling {
     return this.backend.info.pooling;
-  }
-
-  /** Tokens per text, special tokens included; longer texts are cut. */
-  get maxLength(): number {
-    return this.backend.info.maxLength;
   }
 
   /** n × dim L2-normalized vectors, row i for texts[i]. */
@@ -79,9 +56,5 @@ export class Encoder {
     checkTexts(texts);
     if (texts.length === 0) return new Float32Array(0);
     return this.backend.encode(texts as string[]);
-  }
-
-  async close(): Promise<void> {
-    await this.backend.close();
   }
 }

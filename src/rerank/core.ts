@@ -4,18 +4,16 @@
  * 3, 2, 1 with flags i, s); every label's probability is returned with the arg-max. `CrossEncoder`
  * (cross-encoder.ts) runs this in a worker thread.
  */
+
 import { ParamineError } from '../errors.js';
 import { labelsOf } from '../models/dir.js';
+import type { ModelInfo } from '../models/handle.js';
 import { type Batch, floatOutput, ModelRuntime, type RuntimeOptions } from '../models/runtime.js';
 
 export type CrossEncoderCoreOptions = RuntimeOptions;
 
-export interface CrossEncoderInfo {
+export interface CrossEncoderInfo extends ModelInfo {
   labels: string[];
-  modelId: string;
-  onnxSha256: string;
-  onnxFile: string;
-  maxLength: number;
 }
 
 export type Pair = readonly [string, string];

@@ -2,6 +2,7 @@
  * CrossEncoder: pair classification with labels from the model's config.json, computed in a worker thread
  * so inference never blocks the caller's event loop. `{ worker: false }` runs it on the calling thread.
  */
+import { type ModelBackend, ModelHandle } from '../models/handle.js';
 import { ModelWorker, workerEntry } from '../models/worker.js';
 import {
   CrossEncoderCore,
@@ -17,17 +18,13 @@ export interface CrossEncoderOptions extends CrossEncoderCoreOptions {
   worker?: boolean | undefined;
 }
 
-interface Backend {
-  info: CrossEncoderInfo;
+interface Backend extends ModelBackend<CrossEncoderInfo> {
   score(pairs: Pair[]): Promise<PairScore[]>;
-  close(): Promise<void>;
 }
 
-export class CrossEncoder {
-  private readonly backend: Backend;
-
+export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> {
   private constructor(backend: Backend) {
-    this.backend = backend;
+    super(backend);
   }
 
   static async open(dir: string, opts: CrossEncoderOptions = {}): Promise<CrossEncoder> {
@@ -52,31 +49,10 @@ export class CrossEncoder {
     return this.backend.info.labels;
   }
 
-  get modelId(): string {
-    return this.backend.info.modelId;
-  }
-
-  get onnxSha256(): string {
-    return this.backend.info.onnxSha256;
-  }
-
-  get onnxFile(): string {
-    return this.backend.info.onnxFile;
-  }
-
-  /** Tokens per pair, special tokens included; longer pairs are cut longest-first. */
-  get maxLength(): number {
-    return this.backend.info.maxLength;
-  }
-
   /** Per pair: every label's probability (summing to 1) and the arg-max label. */
   async score(pairs: readonly Pair[]): Promise<PairScore[]> {
     checkPairs(pairs);
     if (pairs.length === 0) return [];
     return this.backend.score(pairs as Pair[]);
-  }
-
-  async close(): Promise<void> {
-    await this.backend.close();
   }
 }
