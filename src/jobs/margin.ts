@@ -8,7 +8,7 @@
  * differently; so index sentences are always scored in the same fixed blocks of ids, and a mean does not
  * depend on which job batch asked for it first (a resumed job computes exactly the same margins).
  */
-import type { AnnIndex } from '../search/core.js';
+import { type AnnIndex, cosineOf } from '../search/core.js';
 
 /** Ids per canonical block. */
 const BLOCK = 64;
@@ -40,8 +40,7 @@ export class NeighbourhoodMeans {
       for (let j = 0; j < fetch && used < this.k; j++) {
         const id = Number(ids[q * fetch + j]);
         if (id < 0 || id === selfIds[q]) continue;
-        const d = distances[q * fetch + j] as number;
-        sum += this.index.metric === 'ip' ? d : 1 - d / 2;
+        sum += cosineOf(this.index.metric, distances[q * fetch + j] as number);
         used++;
       }
       out.push(used === 0 ? 0 : sum / used);

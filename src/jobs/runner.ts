@@ -13,7 +13,7 @@ import type { SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
 import { pairKey, UnionFind } from './cluster.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
-import { openQuerySource, type QueryBatch, vectorsForIds } from './queries.js';
+import { openQuerySource, type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
 import { effectiveFilter } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
 
@@ -32,7 +32,7 @@ export interface RunControl {
   onBatch?(job: JobRecord): void;
 }
 
-export function sourceParts(ctx: JobContext) {
+export function sourceParts(ctx: JobContext): SourceParts {
   return {
     store: ctx.store,
     encoder: ctx.core.parts.encoder,
@@ -169,7 +169,7 @@ async function batchMargins(
   margins: NeighbourhoodMeans,
   batch: QueryBatch,
   results: ReadonlyArray<{ candidates: ReadonlyArray<{ id: number; cosine: number }> }>,
-  parts: ReturnType<typeof sourceParts>,
+  parts: SourceParts,
 ): Promise<Map<number, Map<number, number>>> {
   const load = (ids: number[]) => vectorsForIds(parts, ids);
   const candidateIds = results.flatMap((r) => r.candidates.map((c) => c.id));
@@ -182,12 +182,11 @@ async function batchMargins(
   const queryMeans = batch.ids.map((id, q) =>
     id === null ? (external[q] as number) : (known.get(id) as number),
   );
-  const candidateMeans = known;
   const out = new Map<number, Map<number, number>>();
   results.forEach((r, q) => {
     const row = new Map<number, number>();
     for (const c of r.candidates) {
-      row.set(c.id, ratioMargin(c.cosine, queryMeans[q] as number, candidateMeans.get(c.id) as number));
+      row.set(c.id, ratioMargin(c.cosine, queryMeans[q] as number, known.get(c.id) as number));
     }
     out.set(q, row);
   });

@@ -21,6 +21,11 @@ export interface AnnIndex {
   ): Promise<{ distances: Float32Array; ids: BigInt64Array }>;
 }
 
+/** Cosine of unit vectors from a FAISS distance: the inner product itself, or 1 - L2² / 2. */
+export function cosineOf(metric: AnnIndex['metric'], distance: number): number {
+  return metric === 'ip' ? distance : 1 - distance / 2;
+}
+
 export interface QueryEncoder {
   readonly dim: number;
   encode(texts: string[]): Promise<Float32Array>;
@@ -119,7 +124,7 @@ export class SearchCore {
         row.push({
           id,
           text: '',
-          cosine: this.parts.index.metric === 'ip' ? d : 1 - d / 2,
+          cosine: cosineOf(this.parts.index.metric, d),
           annRank: row.length + 1,
         });
         wanted.add(id);
