@@ -8,8 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readPairs } from '../corpus/index.js';
-import { dedupKey, normalize } from '../text/index.js';
+import { distinctSentences } from './sample-sentences.js';
 
 const FILES = [
   'parasci/acl/train.src',
@@ -24,21 +23,10 @@ const { values } = parseArgs({
   options: { out: { type: 'string' }, data: { type: 'string', default: '../shared/data' } },
 });
 if (!values.out) throw new Error('--out FILE is required');
-const seen = new Set<string>();
-const out: string[] = [];
-for (const f of FILES) {
-  let added = 0;
-  for (const p of await readPairs(join(values.data, f))) {
-    for (const s of [p.s1, p.s2]) {
-      const t = normalize(s);
-      const k = dedupKey(t);
-      if (k === '' || seen.has(k)) continue;
-      seen.add(k);
-      out.push(t);
-      added++;
-    }
-  }
-  process.stderr.write(`${f}: ${added} new sentences\n`);
-}
+const out = await distinctSentences(
+  FILES.map((f) => join(values.data, f)),
+  undefined,
+  (f, added) => process.stderr.write(`${f}: ${added} new sentences\n`),
+);
 writeFileSync(values.out, `${out.join('\n')}\n`);
 process.stderr.write(`${out.length} distractor sentences -> ${values.out}\n`);
