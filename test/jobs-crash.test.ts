@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { spawnServe } from '../src/bench/serve-child.js';
 import { startTestService } from './helpers/service.js';
 
 const svc = await startTestService(1200, false);
@@ -24,9 +25,11 @@ function cli(args: string[]): ChildProcess {
   });
 }
 
-/** Starts `paramine serve` and resolves with its base URL once it listens. */
-async function serve(jobsDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = cli([
+/** Starts `paramine serve` on the test index with `jobsDir`. */
+const serve = (jobsDir: string) =>
+  spawnServe([
+    ...process.execArgv,
+    'src/cli.ts',
     'serve',
     '--index',
     svc.index,
@@ -38,20 +41,6 @@ async function serve(jobsDir: string): Promise<{ child: ChildProcess; url: strin
     '--log-level',
     'info',
   ]);
-  let out = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited (${code}): ${out}`)));
-  });
-  return { child, url };
-}
 
 interface JobJson {
   id: string;

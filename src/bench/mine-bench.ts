@@ -6,13 +6,14 @@
  *
  *   npm run bench:mine -- --n 100000 [--factories 'auto;IVF1024,PQ48np,Refine(SQ8)'] [--models a,b] [--top 10000] [--json out.json]
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { sampleSentences } from './sample-sentences.js';
+import { spawnServe } from './serve-child.js';
 
 interface Opts {
   n: string;
@@ -46,24 +47,6 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] as number;
 };
-
-async function serve(index: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['dist/cli.js', 'serve', '--index', index, '--port', '0', '--no-reranker', '--log-level', 'info'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve(m[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited (${code})`)));
-  });
-  return { child, url };
-}
 
 async function latencies(url: string, texts: readonly string[], requests: number): Promise<number[]> {
   const out: number[] = [];
@@ -225,7 +208,10 @@ try {
 
 /** Search latency of `paramine serve` over the index, idle and while it runs a mining job. */
 async function latencyPhases(index: string): Promise<Pick<Run, 'search_ms_idle' | 'search_ms_with_job'>> {
-  const svc = await serve(index);
+  const svc = await spawnServe(
+    ['dist/cli.js', 'serve', '--index', index, '--port', '0', '--no-reranker', '--log-level', 'info'],
+    'inherit',
+  );
   try {
     await latencies(svc.url, texts, 20);
     const idle = await latencies(svc.url, texts, Number(o.requests));
