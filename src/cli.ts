@@ -19,7 +19,7 @@ const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [
   () => import('./indexer/command.js'),
   () => import('./server/serve-command.js'),
   () => import('./server/query-command.js'),
-  () => import('./jobs/command.js'),
+  () => import('./mine/command.js'),
   () => import('./bench/command.js'),
 ];
 for (const load of registrars) (await load()).register(program);

@@ -1,5 +1,4 @@
 import t from 'tap';
-import { detectScheme } from '../src/bench/labels.js';
 import {
   classificationMetrics,
   detection,
@@ -7,6 +6,7 @@ import {
   rankOf,
   retrievalMetrics,
 } from '../src/bench/metrics.js';
+import { detectScheme } from '../src/text/labels.js';
 
 const close = (a: number | undefined, b: number) => a !== undefined && Math.abs(a - b) < 1e-12;
 

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { detectScheme } from '../src/bench/labels.js';
 import { classificationMetrics, type RankedQuery, retrievalMetrics } from '../src/bench/metrics.js';
 import {
   classificationMarkdown,
@@ -11,6 +10,7 @@ import {
   retrievalMarkdown,
   retrievalSvg,
 } from '../src/bench/report.js';
+import { detectScheme } from '../src/text/labels.js';
 
 const q = (group: string, ...ranks: Array<number | undefined>): RankedQuery[] =>
   ranks.map((rank) => ({ rank, group }));

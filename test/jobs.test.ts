@@ -29,7 +29,7 @@ const queryVecs = await (async () => {
   await v.close();
   return rows;
 })();
-const dbVecs = await svc.service.core.parts.encoder.encode(texts);
+const dbVecs = await svc.service.encoder.encode(texts);
 const dim = svc.service.index.dim;
 const cos = (q: number, d: number) => {
   let s = 0;

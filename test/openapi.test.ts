@@ -110,7 +110,7 @@ t.test('real responses match the spec', async (t) => {
 });
 
 t.test('401 with --auth-all, health probes stay open', async (t) => {
-  const locked = svc.app({ auth: { apiKeys: ['secret-key-1'], protectAll: true } });
+  const locked = svc.app({ auth: { keys: [{ name: 'tester', key: 'secret-key-1' }], protectAll: true } });
   for (const url of ['/v1/index', '/metrics', '/v1/sentences/1']) {
     const res = await locked.inject({ method: 'GET', url });
     t.equal(res.statusCode, 401, url);

@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { detectScheme } from '../src/bench/labels.js';
 import { readPairs } from '../src/corpus/index.js';
+import { detectScheme } from '../src/text/labels.js';
 
 const DATA = fileURLToPath(new URL('../../shared/data/', import.meta.url));
 const skip = existsSync(DATA) ? false : `no real data at ${DATA} (see ../shared/data/README.md)`;

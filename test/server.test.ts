@@ -208,12 +208,12 @@ t.test('sentences, index info, health, metrics', async (t) => {
 });
 
 t.test('API keys: admin routes always, every route with protectAll; health stays open', async (t) => {
-  const open = svc.app({ auth: { apiKeys: ['secret-key-1'], protectAll: false } });
+  const open = svc.app({ auth: { keys: [{ name: 'tester', key: 'secret-key-1' }], protectAll: false } });
   t.equal(
     (await open.inject({ method: 'POST', url: '/v1/search', payload: { text: 'wisdom', k: 1 } })).statusCode,
     200,
   );
-  const locked = svc.app({ auth: { apiKeys: ['secret-key-1'], protectAll: true } });
+  const locked = svc.app({ auth: { keys: [{ name: 'tester', key: 'secret-key-1' }], protectAll: true } });
   const no = await locked.inject({ method: 'POST', url: '/v1/search', payload: { text: 'wisdom', k: 1 } });
   t.equal(no.statusCode, 401);
   t.equal(no.json().code, 'UNAUTHORIZED');
@@ -232,6 +232,57 @@ t.test('API keys: admin routes always, every route with protectAll; health stays
   t.equal(yes.statusCode, 200);
   t.equal((await locked.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
   t.equal((await locked.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
+});
+
+t.test('named keys: write routes need one, the handler sees its name, a wrong key is refused', async (t) => {
+  const seen: Array<string | null> = [];
+  const keyed = svc.app({
+    auth: {
+      keys: [
+        { name: 'alice', key: 'alice-key-123' },
+        { name: 'bob', key: 'bob-key-4567' },
+      ],
+      protectAll: false,
+    },
+    // A route plugin registered like the built-in ones, with its own auth hook.
+    plugins: [
+      async (scope, { auth }) => {
+        scope.addHook('onRequest', auth.require('write'));
+        scope.post('/v1/whoami', async (req) => {
+          seen.push(req.apiKeyName);
+          return { name: req.apiKeyName };
+        });
+      },
+    ],
+  });
+  const as = (key?: string) => (key === undefined ? {} : { authorization: `Bearer ${key}` });
+  const job = {
+    method: 'POST' as const,
+    url: '/v1/jobs',
+    payload: { k: 2, scope: { kind: 'range', start: 0, end: 2 } },
+  };
+  t.equal((await keyed.inject(job)).statusCode, 401, 'starting a job needs a key');
+  const started = await keyed.inject({ ...job, headers: as('bob-key-4567') });
+  t.equal(started.statusCode, 202);
+  await svc.jobs.wait(started.json().id, undefined, 20);
+  t.equal((await keyed.inject({ method: 'GET', url: '/v1/jobs' })).statusCode, 200, 'listing is a read');
+  t.equal((await keyed.inject({ method: 'POST', url: '/v1/whoami' })).statusCode, 401);
+  const who = await keyed.inject({ method: 'POST', url: '/v1/whoami', headers: as('alice-key-123') });
+  t.same(who.json(), { name: 'alice' });
+  const wrong = await keyed.inject({
+    method: 'POST',
+    url: '/v1/search',
+    headers: as('alice-key-124'),
+    payload: { text: 'wisdom', k: 1, rerank: false },
+  });
+  t.equal(wrong.statusCode, 401, 'a key that is sent is checked even on read routes');
+  t.same(seen, ['alice']);
+  const bearerless = await keyed.inject({
+    method: 'POST',
+    url: '/v1/whoami',
+    headers: { authorization: 'alice-key-123' },
+  });
+  t.equal(bearerless.statusCode, 401);
 });
 
 t.test('classify without a reranker is 503, not a crash', async (t) => {

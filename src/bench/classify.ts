@@ -3,7 +3,7 @@ import { readPairs } from '../corpus/index.js';
 import { ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder } from '../rerank/index.js';
-import { detectScheme } from './labels.js';
+import { detectScheme } from '../text/labels.js';
 import { classificationMetrics } from './metrics.js';
 
 export interface ClassifyOptions {

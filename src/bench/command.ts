@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { DEFAULT_ENCODER } from '../models/catalog.js';
-import { DEFAULT_RERANKER } from '../server/open.js';
+import { DEFAULT_RERANKER } from '../service/index.js';
 import { parseInput } from '../validate.js';
 import { classifyBenchmark } from './classify.js';
 import { classificationMarkdown, retrievalMarkdown, retrievalSvg } from './report.js';

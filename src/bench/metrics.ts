@@ -14,7 +14,7 @@
  * the scheme's isPositive. A ratio whose denominator is 0 is 0 (sklearn's zero_division=0): precision of a
  * label never predicted, recall of a label never in gold, F1 when P + R = 0, any share over n = 0.
  */
-import { type LabelScheme, TURKU_GROUPS } from './labels.js';
+import { type LabelScheme, TURKU_GROUPS } from '../text/labels.js';
 
 // ---------------------------------------------------------------------------------------------- retrieval
 

@@ -19,7 +19,7 @@ import { SearchCore } from '../search/core.js';
 import { searchOptionsSchema } from '../search/types.js';
 import { SentenceStore } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
-import { detectScheme } from './labels.js';
+import { detectScheme } from '../text/labels.js';
 import { type RankedQuery, type RetrievalResult, rankOf, retrievalMetrics } from './metrics.js';
 
 export interface RetrievalOptions {

@@ -6,6 +6,7 @@
 
 import type { Pooling } from '../models/dir.js';
 import { type ModelBackend, ModelHandle } from '../models/handle.js';
+import type { Embedder } from '../models/ports.js';
 import { ModelWorker, workerEntry } from '../models/worker.js';
 import { checkTexts, EncoderCore, type EncoderCoreOptions, type EncoderInfo } from './core.js';
 
@@ -30,7 +31,7 @@ function inlineBackend(core: EncoderCore): Backend {
   return { info: core.info, encode: (texts) => core.encode(texts), close: () => core.close() };
 }
 
-export class Encoder extends ModelHandle<EncoderInfo, Backend> {
+export class Encoder extends ModelHandle<EncoderInfo, Backend> implements Embedder {
   private constructor(backend: Backend) {
     super(backend);
   }

@@ -68,8 +68,8 @@ export class JobManager {
         },
       );
     }
-    const reranker = this.ctx.core.parts.reranker;
-    if (spec.rerank && reranker === undefined) {
+    const { labels } = this.ctx.core;
+    if (spec.rerank && !this.ctx.core.canRerank) {
       throw new ParamineError(
         'BAD_INPUT',
         'rerank needs a cross-encoder; start the service with --reranker',
@@ -78,11 +78,11 @@ export class JobManager {
         },
       );
     }
-    const unknown = spec.rerank?.labels?.filter((l) => !reranker?.labels.includes(l)) ?? [];
+    const unknown = spec.rerank?.labels?.filter((l) => !labels.includes(l)) ?? [];
     if (unknown.length > 0) {
       throw new ParamineError(
         'BAD_INPUT',
-        `unknown label(s) ${unknown.join(', ')}; the cross-encoder has ${reranker?.labels.join(', ')}`,
+        `unknown label(s) ${unknown.join(', ')}; the cross-encoder has ${labels.join(', ')}`,
         { field: 'rerank.labels' },
       );
     }

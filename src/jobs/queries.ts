@@ -7,9 +7,9 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { readSentences } from '../corpus/index.js';
+import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
-import type { QueryEncoder } from '../search/core.js';
 import type { Meta, SentenceStore } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
 import type { JobScope } from './spec.js';
@@ -32,7 +32,7 @@ export interface QuerySource {
 
 export interface SourceParts {
   store: SentenceStore;
-  encoder: QueryEncoder;
+  encoder: Embedder;
   vectors?: VectorFile | undefined;
   ntotal: number;
   dataDir?: string | undefined;

@@ -5,9 +5,10 @@
  * interactive queries keep flowing, and stops at a batch boundary when asked.
  */
 import { setImmediate as nextTick } from 'node:timers/promises';
+import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
-import type { SearchCore } from '../search/core.js';
+import type { AnnIndex, SearchCore } from '../search/core.js';
 import type { SearchOptions } from '../search/types.js';
 import type { SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
@@ -20,6 +21,10 @@ import type { JobRecord, JobStore, MinedPair } from './store.js';
 /** What a job runs against: the served index and its parts. */
 export interface JobContext {
   core: SearchCore;
+  /** The encoder for query sentences that are not in the index (or when no embeddings were kept). */
+  encoder: Embedder;
+  /** The shards themselves, for margin scoring's neighbourhood means. */
+  ann: AnnIndex;
   store: SentenceStore;
   vectors?: VectorFile | undefined;
   index: { name: string; identity: string; ntotal: number };
@@ -35,7 +40,7 @@ export interface RunControl {
 export function sourceParts(ctx: JobContext): SourceParts {
   return {
     store: ctx.store,
-    encoder: ctx.core.parts.encoder,
+    encoder: ctx.encoder,
     vectors: ctx.vectors,
     ntotal: ctx.index.ntotal,
     dataDir: ctx.dataDir,
@@ -80,7 +85,7 @@ export async function runJob(
     excludeDuplicates: true,
   };
   const margins = spec.margin
-    ? new NeighbourhoodMeans(ctx.core.parts.index, spec.margin.k, spec.nprobe, ctx.index.ntotal)
+    ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, spec.nprobe, ctx.index.ntotal)
     : undefined;
   const group = spec.excludeSameGroup;
 

@@ -15,6 +15,13 @@ export const ConfigSchema = z.looseObject({
   hidden_size: z.number().int().positive().optional(),
   max_position_embeddings: z.number().int().positive().optional(),
   id2label: z.record(z.string().regex(/^\d+$/, 'id2label keys are class indices'), z.string()).optional(),
+  /** What paramine's training scripts write about a cross-encoder's labels. */
+  paramine: z
+    .looseObject({
+      label_scheme: z.enum(['binary', 'turku']).optional(),
+      positive_labels: z.array(z.string().min(1)).min(1).optional(),
+    })
+    .optional(),
 });
 export type ModelConfig = z.infer<typeof ConfigSchema>;
 

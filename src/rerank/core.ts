@@ -8,15 +8,19 @@
 import { ParamineError } from '../errors.js';
 import { labelsOf } from '../models/dir.js';
 import type { ModelInfo } from '../models/handle.js';
+import type { Pair, PairScore } from '../models/ports.js';
 import { type Batch, floatOutput, ModelRuntime, type RuntimeOptions } from '../models/runtime.js';
+import { positiveLabelsOf } from '../text/labels.js';
 
 export type CrossEncoderCoreOptions = RuntimeOptions;
 
 export interface CrossEncoderInfo extends ModelInfo {
   labels: string[];
+  /** The labels that mean "paraphrase": config.json's `paramine.positive_labels`, else guessed from names. */
+  positiveLabels: string[];
 }
 
-export type Pair = readonly [string, string];
+export type { Pair, PairScore };
 
 export function checkPairs(pairs: unknown): asserts pairs is Pair[] {
   if (!Array.isArray(pairs)) throw new ParamineError('BAD_INPUT', 'pairs must be an array of [text, text]');
@@ -27,16 +31,10 @@ export function checkPairs(pairs: unknown): asserts pairs is Pair[] {
   });
 }
 
-export interface PairScore {
-  /** The arg-max label (ties go to the lower class id). */
-  label: string;
-  /** Every label's probability; they sum to 1. */
-  probabilities: Record<string, number>;
-}
-
 export class CrossEncoderCore {
   /** Label names in class-id order. */
   readonly labels: readonly string[];
+  readonly positiveLabels: readonly string[];
   private readonly rt: ModelRuntime;
   private readonly output: string;
   /** One logit read as P(labels[1]) through a sigmoid. */
@@ -74,6 +72,7 @@ export class CrossEncoderCore {
       });
     }
     this.labels = labels;
+    this.positiveLabels = declaredPositive(rt, labels);
   }
 
   static async open(dir: string, opts: CrossEncoderCoreOptions = {}): Promise<CrossEncoderCore> {
@@ -101,6 +100,7 @@ export class CrossEncoderCore {
   get info(): CrossEncoderInfo {
     return {
       labels: [...this.labels],
+      positiveLabels: [...this.positiveLabels],
       modelId: this.modelId,
       onnxSha256: this.onnxSha256,
       onnxFile: this.rt.modelDir.onnxFile,
@@ -141,6 +141,20 @@ export class CrossEncoderCore {
   async close(): Promise<void> {
     await this.rt.close();
   }
+}
+
+/** config.json's declared positive labels (each must be a label of the model), else the guess from names. */
+function declaredPositive(rt: ModelRuntime, labels: readonly string[]): string[] {
+  const declared = rt.modelDir.config.paramine?.positive_labels;
+  const unknown = declared?.filter((l) => !labels.includes(l)) ?? [];
+  if (unknown.length > 0) {
+    throw new ParamineError(
+      'BAD_CONFIG',
+      `${rt.modelDir.dir}: paramine.positive_labels names ${unknown.join(', ')}, not in id2label (${labels.join(', ')})`,
+      { field: 'config.json' },
+    );
+  }
+  return positiveLabelsOf(labels, declared);
 }
 
 /** Softmax in float64 (max-shifted so large logits cannot overflow). */

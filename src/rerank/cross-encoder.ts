@@ -3,6 +3,7 @@
  * so inference never blocks the caller's event loop. `{ worker: false }` runs it on the calling thread.
  */
 import { type ModelBackend, ModelHandle } from '../models/handle.js';
+import type { PairScorer } from '../models/ports.js';
 import { ModelWorker, workerEntry } from '../models/worker.js';
 import {
   CrossEncoderCore,
@@ -22,7 +23,7 @@ interface Backend extends ModelBackend<CrossEncoderInfo> {
   score(pairs: Pair[]): Promise<PairScore[]>;
 }
 
-export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> {
+export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> implements PairScorer {
   private constructor(backend: Backend) {
     super(backend);
   }
@@ -47,6 +48,11 @@ export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> {
   /** Label names in class-id order. */
   get labels(): readonly string[] {
     return this.backend.info.labels;
+  }
+
+  /** The labels that mean "paraphrase" (config.json's `paramine.positive_labels`, else guessed). */
+  get positiveLabels(): readonly string[] {
+    return this.backend.info.positiveLabels;
   }
 
   /** Per pair: every label's probability (summing to 1) and the arg-max label. */

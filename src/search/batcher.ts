@@ -3,7 +3,7 @@
  * `maxWaitMs` (or until `maxBatch` texts are queued) and are encoded in one call. One batch runs at a
  * time: ONNX Runtime already spreads a batch over every core, so parallel batches would only contend.
  */
-import type { Embedder } from '../indexer/ingest.js';
+import type { Embedder } from '../models/ports.js';
 
 export interface BatcherOptions {
   maxBatch: number;
@@ -14,7 +14,7 @@ export interface BatcherOptions {
 }
 
 interface Waiting {
-  texts: string[];
+  texts: readonly string[];
   resolve: (v: Float32Array) => void;
   reject: (e: unknown) => void;
 }
@@ -34,7 +34,7 @@ export class BatchingEncoder implements Embedder {
     this.opts = opts;
   }
 
-  encode(texts: string[]): Promise<Float32Array> {
+  encode(texts: readonly string[]): Promise<Float32Array> {
     if (texts.length === 0) return Promise.resolve(new Float32Array(0));
     // A request bigger than a batch goes alone: splitting it would only delay its own answer.
     return new Promise((resolve, reject) => {

@@ -1,23 +1,46 @@
 /**
- * How a reranker's label probabilities order candidates: by the probability that the pair is a
- * paraphrase, i.e. the summed probability of the positive labels. Positive labels: the usual binary
- * names (1, paraphrase, positive, yes, true), and for the Turku scheme every label with base >= 3
- * (3, 4, 4<, 4>, with or without flags i/s), the paper's own positive threshold.
+ * The rerank half of the search core: every kept candidate scored by the cross-encoder, rows ordered by
+ * the probability that the pair is a paraphrase (the summed probability of the scorer's positive labels,
+ * see text/labels.ts), then the label and probability filters and the cut to k.
  */
-const BINARY_POSITIVE = /^(1|paraphrase|positive|yes|true|entailment)$/i;
-const TURKU = /^([1-4])([<>]?)([is]*)$/;
+import type { PairScore, PairScorer } from '../models/ports.js';
+import { positiveProbability } from '../text/labels.js';
+import type { Candidate, SearchOptions } from './types.js';
 
-export function isPositiveLabel(label: string, labels: readonly string[]): boolean {
-  const turku = labels.length > 2 && labels.every((l) => TURKU.test(l));
-  if (turku) return Number(TURKU.exec(label)?.[1]) >= 3;
-  return BINARY_POSITIVE.test(label);
+/** Scores every candidate in place and sorts each row by positive probability (stable: ties keep ANN order). */
+export async function rerankRows(
+  scorer: PairScorer,
+  queries: readonly string[],
+  rows: Candidate[][],
+  signal?: AbortSignal,
+): Promise<void> {
+  const pairs = rows.flatMap((row, q) => row.map((c) => [queries[q] as string, c.text] as const));
+  const scores = await scorer.score(pairs, signal);
+  let s = 0;
+  for (const row of rows) {
+    for (const c of row) {
+      const score = scores[s++] as PairScore;
+      c.label = score.label;
+      c.probabilities = score.probabilities;
+    }
+    const p = (c: Candidate) => positiveProbability(c.probabilities ?? {}, scorer.positiveLabels);
+    row.sort((a, b) => p(b) - p(a));
+    row.forEach((c, i) => {
+      c.rerankRank = i + 1;
+    });
+  }
 }
 
-export function positiveProbability(
-  probabilities: Record<string, number>,
-  labels: readonly string[],
-): number {
-  let p = 0;
-  for (const l of labels) if (isPositiveLabel(l, labels)) p += probabilities[l] ?? 0;
-  return p;
+/** The `labels` and `minProbability` filters, then at most k candidates. */
+export function finalCandidates(row: readonly Candidate[], options: SearchOptions): Candidate[] {
+  return row
+    .filter(
+      (c) => options.labels === undefined || (c.label !== undefined && options.labels.includes(c.label)),
+    )
+    .filter((c) => {
+      if (options.minProbability === undefined || c.label === undefined || c.probabilities === undefined)
+        return true;
+      return (c.probabilities[c.label] ?? 0) >= options.minProbability;
+    })
+    .slice(0, options.k);
 }

@@ -1,13 +1,14 @@
 /**
- * The fastify app: error shape, auth, metrics and routes over one ServiceContext. Built without
- * listening, so tests drive it through inject() and `paramine serve` through listen().
+ * The fastify app: error shape, metrics and the route plugins over one AppContext. Each plugin is an
+ * encapsulated scope with its own auth hook (see auth.ts). Built without listening, so tests drive it
+ * through inject() and `paramine serve` through listen().
  */
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { type AuthOptions, requireKey } from './auth.js';
-import type { ServiceContext } from './context.js';
+import { ApiKeys, type AuthOptions } from './auth.js';
+import type { AppContext, RoutePlugin } from './context.js';
 import { installErrorHandling } from './errors.js';
-import { Metrics } from './metrics.js';
-import { infoRoutes } from './routes/info.js';
+import { healthRoutes, infoRoutes } from './routes/info.js';
+import { jobRoutes } from './routes/jobs.js';
 import { searchRoutes } from './routes/search.js';
 
 export interface AppOptions {
@@ -15,11 +16,11 @@ export interface AppOptions {
   bodyLimit?: number;
   requestTimeoutMs?: number;
   logger?: boolean | { level: string };
-  /** Extra route plugins (jobs), registered after auth is in place. */
-  plugins?: Array<(app: FastifyInstance, ctx: ServiceContext) => void>;
+  /** More route plugins (registered like the built-in ones, with `{ ctx, auth }`). */
+  plugins?: RoutePlugin[];
 }
 
-export function buildApp(ctx: ServiceContext, options: AppOptions = {}): FastifyInstance {
+export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInstance {
   const app = Fastify({
     logger: options.logger ?? false,
     // Malformed URLs (bad percent-encoding) get the same error shape as everything else.
@@ -34,24 +35,17 @@ export function buildApp(ctx: ServiceContext, options: AppOptions = {}): Fastify
   installErrorHandling(app);
   // A JSON API: other bodies are 415, not strings that fail validation later.
   app.removeContentTypeParser('text/plain');
-  const auth = options.auth ?? { apiKeys: [], protectAll: false };
-  // Every route is read-only but for the ones plugins mark admin; protectAll covers the rest.
-  app.addHook('onRoute', (route) => {
-    const admin =
-      route.method !== 'GET' &&
-      route.method !== 'HEAD' &&
-      !['/v1/search', '/v1/classify'].includes(route.url);
-    const hook = requireKey(auth, admin);
-    const existing = route.preHandler;
-    route.preHandler =
-      existing === undefined ? [hook] : Array.isArray(existing) ? [hook, ...existing] : [hook, existing];
-  });
-
-  const metrics = ctx.metrics ?? new Metrics();
-  ctx.metrics = metrics;
-  metrics.install(app);
-  searchRoutes(app, ctx);
-  infoRoutes(app, ctx);
-  for (const plugin of options.plugins ?? []) plugin(app, ctx);
+  ApiKeys.decorate(app);
+  const auth = new ApiKeys(options.auth);
+  ctx.metrics.install(app);
+  const plugins: RoutePlugin[] = [
+    healthRoutes,
+    ctx.metrics.routes,
+    infoRoutes,
+    searchRoutes,
+    ...(ctx.jobs ? [jobRoutes] : []),
+    ...(options.plugins ?? []),
+  ];
+  for (const plugin of plugins) void app.register(plugin, { ctx, auth });
   return app;
 }

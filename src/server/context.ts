@@ -1,6 +1,7 @@
-/** What the routes get: the shared core, the store, limits and status callbacks. */
-import type { SearchCore } from '../search/core.js';
-import type { SentenceStore } from '../store/index.js';
+/** What the route plugins get: the service, limits, metrics, the job manager and the API keys. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Jobs, Service } from '../service/index.js';
+import type { ApiKeys } from './auth.js';
 import type { Metrics } from './metrics.js';
 
 export interface Limits {
@@ -22,13 +23,22 @@ export const DEFAULT_LIMITS: Limits = {
   maxRerankPairs: 2000,
 };
 
-export interface ServiceContext {
-  core: SearchCore;
-  store: SentenceStore;
+export interface AppContext {
+  /** The parts of the service the routes use. */
+  service: Pick<Service, 'core' | 'store' | 'indexInfo' | 'readiness'>;
   limits: Limits;
-  metrics?: Metrics;
-  /** Manifest and build facts of the open index. */
-  indexInfo: () => Record<string, unknown>;
-  /** Named readiness checks; all true means ready. */
-  readiness: () => Record<string, boolean>;
+  metrics: Metrics;
+  /** The job manager behind /v1/jobs; without it those routes are not served. */
+  jobs?: Jobs | undefined;
+  /** The front end's own readiness checks (e.g. `serving: false` while shutting down). */
+  readiness?: (() => Record<string, boolean>) | undefined;
 }
+
+/** What every route plugin is registered with: `app.register(plugin, { ctx, auth })`. */
+export interface RoutePluginOptions {
+  ctx: AppContext;
+  /** `auth.require('read' | 'write' | 'open')` is the plugin's onRequest hook. */
+  auth: ApiKeys;
+}
+
+export type RoutePlugin = FastifyPluginAsync<RoutePluginOptions>;

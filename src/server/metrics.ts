@@ -1,6 +1,11 @@
-/** Prometheus metrics: per-route request latency, encoder batch sizes, queue depth, stage latencies. */
+/**
+ * Prometheus metrics: per-route request latency, model batch sizes and queue depths, refused requests,
+ * stage latencies. The service reports through `hooks` (it knows nothing of Prometheus).
+ */
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { ServiceHooks } from '../service/index.js';
+import type { RoutePlugin } from './context.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -39,6 +44,18 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'paramine_' });
   }
 
+  /** What the service calls; pass as `openService({ hooks })`. */
+  readonly hooks: ServiceHooks = {
+    onBatch: (model, size) => {
+      if (model === 'encoder') this.batchSize.observe(size);
+    },
+    onQueueDepth: (model, depth) => {
+      if (model === 'encoder') this.queueDepth.set(depth);
+    },
+    onStage: (stage, ms) => this.stageSeconds.observe({ stage }, ms / 1000),
+  };
+
+  /** Times every response of the app. */
   install(app: FastifyInstance): void {
     app.addHook('onResponse', async (req, reply) => {
       const route = req.routeOptions.url ?? 'unmatched';
@@ -47,9 +64,14 @@ export class Metrics {
         reply.elapsedTime / 1000,
       );
     });
+  }
+
+  /** GET /metrics, a read route. */
+  readonly routes: RoutePlugin = async (app, { auth }) => {
+    app.addHook('onRequest', auth.require('read'));
     app.get('/metrics', async (_req, reply) => {
       reply.type(this.registry.contentType);
       return this.registry.metrics();
     });
-  }
+  };
 }

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
-import { JobManager, JobStore } from '../jobs/index.js';
+import { openService } from '../service/index.js';
 import { parseInput } from '../validate.js';
 import { buildApp } from './app.js';
 import { DEFAULT_LIMITS } from './context.js';
-import { openService } from './open.js';
-import { jobRoutes } from './routes/jobs.js';
+import { loadApiKeys } from './keys.js';
+import { Metrics } from './metrics.js';
 
 const optionsSchema = z.object({
   index: z.string().min(1),
@@ -17,7 +17,8 @@ const optionsSchema = z.object({
   reranker: z.union([z.string(), z.literal(false)]).optional(),
   host: z.string().default('127.0.0.1'),
   port: z.coerce.number().int().min(0).max(65535).default(8080),
-  apiKey: z.array(z.string().min(8, 'API keys need at least 8 characters')).default([]),
+  apiKey: z.array(z.string()).default([]),
+  apiKeysFile: z.string().min(1).optional(),
   authAll: z.boolean().default(false),
   batchMax: z.coerce.number().int().min(1).max(1024).default(32),
   batchWaitMs: z.coerce.number().min(0).max(1000).default(2),
@@ -40,7 +41,14 @@ export function register(program: Command): void {
     .option('--no-reranker', 'serve without a cross-encoder')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--port <port>', 'port', '8080')
-    .option('--api-key <key...>', 'Bearer key(s) for write and admin routes (env PARAMINE_API_KEY too)')
+    .option(
+      '--api-keys-file <file>',
+      'named Bearer keys for write routes, one name:key a line (env PARAMINE_API_KEYS="name:key,..." too)',
+    )
+    .option(
+      '--api-key <key...>',
+      'a Bearer key on the command line: visible to every user in `ps`; prefer the above',
+    )
     .option('--auth-all', 'require the key on every route but /healthz and /readyz', false)
     .option('--batch-max <n>', 'most texts per encoder call (dynamic batching)', '32')
     .option('--batch-wait-ms <ms>', 'longest wait to fill a batch; 0 turns batching off', '2')
@@ -56,12 +64,14 @@ export function register(program: Command): void {
     .option('--max-jobs <n>', 'mining jobs running at once (more wait in a queue)', '1')
     .option('--log-level <level>', 'pino log level', 'info')
     .action(async (raw: Record<string, unknown>) => {
-      const envKey = process.env.PARAMINE_API_KEY;
-      const o = parseInput(
-        optionsSchema,
-        { ...raw, apiKey: [...((raw.apiKey as string[] | undefined) ?? []), ...(envKey ? [envKey] : [])] },
-        'options',
-      );
+      const o = parseInput(optionsSchema, raw, 'options');
+      const keys = loadApiKeys({
+        file: o.apiKeysFile,
+        named: process.env.PARAMINE_API_KEYS,
+        single: process.env.PARAMINE_API_KEY,
+        argv: o.apiKey,
+      });
+      const metrics = new Metrics();
       const service = await openService({
         index: o.index,
         model: o.model,
@@ -69,41 +79,43 @@ export function register(program: Command): void {
         batch: { maxBatch: o.batchMax, maxWaitMs: o.batchWaitMs },
         mmap: o.mmap,
         spinning: o.ortSpin,
+        hooks: metrics.hooks,
       });
-      const jobStore = JobStore.open(o.jobsDir ?? join(o.index, 'jobs'));
       let shuttingDown = false;
       let log: FastifyBaseLogger | undefined;
-      const jobs = new JobManager(jobStore, service.jobContext(o.dataDir), {
+      const jobs = service.openJobs({
+        dir: o.jobsDir ?? join(o.index, 'jobs'),
+        dataDir: o.dataDir,
         maxConcurrent: o.maxJobs,
         onError: (job, e) => log?.error({ job: job.id, err: e }, 'mining job failed'),
       });
       const app = buildApp(
         {
-          core: service.core,
-          store: service.store,
+          service,
           limits: DEFAULT_LIMITS,
-          metrics: service.metrics,
-          indexInfo: () => ({ dir: o.index, manifest: service.index.manifest }),
-          readiness: () => ({ index: !shuttingDown, models: !shuttingDown }),
+          metrics,
+          jobs,
+          readiness: () => ({ serving: !shuttingDown }),
         },
         {
-          auth: { apiKeys: o.apiKey, protectAll: o.authAll },
+          auth: { keys, protectAll: o.authAll },
           requestTimeoutMs: o.timeoutMs,
           logger: { level: o.logLevel },
-          plugins: [jobRoutes(jobs, jobStore)],
         },
       );
       log = app.log;
-      const resumed = jobs.resume();
+      if (o.apiKey.length > 0) {
+        app.log.warn('--api-key puts the key on the command line, where `ps` shows it; use --api-keys-file');
+      }
+      const resumed = jobs.manager.resume();
       if (resumed.length > 0) app.log.info({ jobs: resumed.map((j) => j.id) }, 'resuming mining jobs');
       const shutdown = async (signal: string) => {
         if (shuttingDown) return;
         shuttingDown = true;
         app.log.info({ signal }, 'shutting down: draining in-flight requests');
         // Running jobs pause at a batch boundary (committed) and resume on the next start.
-        await jobs.close();
+        await jobs.manager.close();
         await app.close();
-        await jobStore.close();
         await service.close();
         process.exit(0);
       };

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildIndex } from '../../src/indexer/build.js';
-import { JobManager, JobStore } from '../../src/jobs/index.js';
+import type { JobManager, JobStore } from '../../src/jobs/index.js';
 import { type AppOptions, buildApp } from '../../src/server/app.js';
-import { DEFAULT_LIMITS } from '../../src/server/context.js';
-import { DEFAULT_RERANKER, type OpenService, openService } from '../../src/server/open.js';
-import { jobRoutes } from '../../src/server/routes/jobs.js';
+import { type AppContext, DEFAULT_LIMITS } from '../../src/server/context.js';
+import { Metrics } from '../../src/server/metrics.js';
+import { DEFAULT_RERANKER, openService, type Service, type ServiceOptions } from '../../src/service/index.js';
 import { demoSlice } from './corpus.js';
 
 export const HAS_RERANKER = existsSync(join('models', DEFAULT_RERANKER, 'config.json'));
@@ -16,52 +16,53 @@ export const HAS_RERANKER = existsSync(join('models', DEFAULT_RERANKER, 'config.
 export interface TestService {
   dir: string;
   index: string;
-  service: OpenService;
+  service: Service;
   jobs: JobManager;
   jobStore: JobStore;
+  metrics: Metrics;
   /** The data directory job file scopes resolve in. */
   dataDir: string;
-  app(options?: AppOptions): FastifyInstance;
+  app(options?: AppOptions, ctx?: Partial<AppContext>): FastifyInstance;
   close(): Promise<void>;
 }
 
 /** Builds an index over the first `lines` demo-corpus sentences and opens it. */
-export async function startTestService(lines = 200, reranker = HAS_RERANKER): Promise<TestService> {
+export async function startTestService(
+  lines = 200,
+  reranker = HAS_RERANKER,
+  options: Partial<ServiceOptions> = {},
+): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'paramine-service-'));
   const index = join(dir, 'index');
   await buildIndex({ inputs: [demoSlice(dir, lines)], out: index, model: 'all-minilm-l6-v2', quiet: true });
-  const service = await openService({ index, reranker: reranker ? DEFAULT_RERANKER : false });
+  const metrics = new Metrics();
+  const service = await openService({
+    index,
+    reranker: reranker ? DEFAULT_RERANKER : false,
+    hooks: metrics.hooks,
+    ...options,
+  });
   const apps: FastifyInstance[] = [];
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir);
-  const jobStore = JobStore.open(join(dir, 'jobs'));
-  const jobs = new JobManager(jobStore, service.jobContext(dataDir));
+  const jobs = service.openJobs({ dir: join(dir, 'jobs'), dataDir });
   return {
     dir,
     index,
     service,
-    jobs,
-    jobStore,
+    jobs: jobs.manager,
+    jobStore: jobs.store,
+    metrics,
     dataDir,
-    app(options = {}) {
-      const app = buildApp(
-        {
-          core: service.core,
-          store: service.store,
-          limits: DEFAULT_LIMITS,
-          metrics: service.metrics,
-          indexInfo: () => ({ dir: index, manifest: service.index.manifest }),
-          readiness: () => ({ index: true, models: true }),
-        },
-        { ...options, plugins: [jobRoutes(jobs, jobStore), ...(options.plugins ?? [])] },
-      );
+    app(options = {}, ctx = {}) {
+      const app = buildApp({ service, limits: DEFAULT_LIMITS, metrics, jobs, ...ctx }, options);
       apps.push(app);
       return app;
     },
     async close() {
-      await jobs.close();
+      // Jobs pause before the apps that stream their results close.
+      await jobs.manager.close();
       for (const a of apps) await a.close();
-      await jobStore.close();
       await service.close();
       rmSync(dir, { recursive: true, force: true });
     },

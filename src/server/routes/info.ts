@@ -1,37 +1,43 @@
-/** Read-only routes: sentences by id, the index manifest, health and readiness, the OpenAPI contract. */
+/**
+ * Read routes (sentences by id, the index manifest, the OpenAPI contract) and the open health probes:
+ * /healthz says the process is up, /readyz that the service's models and index answer.
+ */
 import { readFile } from 'node:fs/promises';
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { parseInput } from '../../validate.js';
-import type { ServiceContext } from '../context.js';
+import type { RoutePlugin } from '../context.js';
 
 const idParams = z.object({
   id: z.coerce.number().int('must be an integer').min(0).max(Number.MAX_SAFE_INTEGER),
 });
 const OPENAPI = new URL('../../../openapi.yaml', import.meta.url);
 
-export function infoRoutes(app: FastifyInstance, ctx: ServiceContext): void {
+export const infoRoutes: RoutePlugin = async (app, { ctx, auth }) => {
+  app.addHook('onRequest', auth.require('read'));
+  const { service } = ctx;
   app.get('/v1/sentences/:id', async (req) => {
     const { id } = parseInput(idParams, req.params, 'id');
-    const rec = ctx.store.get(id);
+    const rec = service.store.get(id);
     if (rec === undefined) throw new ParamineError('NOT_FOUND', `no sentence with id ${id}`, { field: 'id' });
     return { id, ...rec };
   });
 
-  app.get('/v1/index', async () => ({ ...ctx.indexInfo(), sentences: ctx.store.count }));
-
-  app.get('/healthz', async () => ({ status: 'ok' }));
-
-  app.get('/readyz', async (_req, reply) => {
-    const checks = ctx.readiness();
-    const ready = Object.values(checks).every(Boolean);
-    return reply.status(ready ? 200 : 503).send({ ready, checks });
-  });
+  app.get('/v1/index', async () => ({ ...service.indexInfo(), sentences: service.store.count }));
 
   let spec: string | undefined;
   app.get('/openapi.yaml', async (_req, reply) => {
     spec ??= await readFile(OPENAPI, 'utf8');
     return reply.type('application/yaml').send(spec);
   });
-}
+};
+
+export const healthRoutes: RoutePlugin = async (app, { ctx, auth }) => {
+  app.addHook('onRequest', auth.require('open'));
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_req, reply) => {
+    const checks = { ...(await ctx.service.readiness()), ...ctx.readiness?.() };
+    const ready = Object.values(checks).every(Boolean);
+    return reply.status(ready ? 200 : 503).send({ ready, checks });
+  });
+};

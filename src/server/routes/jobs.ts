@@ -1,14 +1,16 @@
 /**
  * Mining jobs over HTTP: start, list, inspect, cancel, and stream results and clusters as NDJSON from an
  * offset (a client that lost its connection resumes where it stopped; `follow` keeps streaming until the
- * job ends). Thin adapters over the JobManager.
+ * job ends). Thin adapters over the JobManager. Reading is a read route; starting and cancelling need a key
+ * whenever one is configured.
  */
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { FINISHED, type JobManager, type JobStore } from '../../jobs/index.js';
+import { ParamineError } from '../../errors.js';
+import { FINISHED } from '../../jobs/index.js';
 import { parseInput } from '../../validate.js';
+import type { RoutePlugin } from '../context.js';
 
 const idParams = z.object({ id: z.uuid('must be a job id (UUID)') });
 const streamQuery = z
@@ -25,54 +27,57 @@ const streamQuery = z
 /** How often a following stream looks for new pairs. */
 const FOLLOW_POLL_MS = 250;
 
-export function jobRoutes(manager: JobManager, jobs: JobStore) {
-  return (app: FastifyInstance): void => {
-    app.post('/v1/jobs', async (req, reply) => {
-      const job = await manager.create(req.body ?? {});
-      return reply.code(202).header('location', `/v1/jobs/${job.id}`).send(manager.get(job.id));
+export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
+  if (ctx.jobs === undefined) throw new ParamineError('BAD_CONFIG', 'job routes need a job manager');
+  const { manager, store: jobs } = ctx.jobs;
+  app.addHook('onRequest', auth.require('read'));
+  const write = { onRequest: auth.require('write') };
+
+  app.post('/v1/jobs', write, async (req, reply) => {
+    const job = await manager.create(req.body ?? {});
+    return reply.code(202).header('location', `/v1/jobs/${job.id}`).send(manager.get(job.id));
+  });
+
+  app.get('/v1/jobs', async () => ({ jobs: manager.list() }));
+
+  app.get('/v1/jobs/:id', async (req) => manager.get(parseInput(idParams, req.params, 'id').id));
+
+  app.delete('/v1/jobs/:id', write, async (req) => manager.cancel(parseInput(idParams, req.params, 'id').id));
+
+  /** An NDJSON stream of one job's records from `offset` (see follow below). */
+  const ndjson = (path: string, read: (id: string, from: number, max: number) => string[]) =>
+    app.get(path, async (req, reply) => {
+      const { id } = parseInput(idParams, req.params, 'id');
+      const q = parseInput(streamQuery, req.query, 'query');
+      manager.get(id);
+      const lines = follow(q, id, (from, max) => read(id, from, max));
+      return reply.type('application/x-ndjson').send(Readable.from(lines));
     });
+  ndjson('/v1/jobs/:id/results', (id, from, max) =>
+    [...jobs.pairs(id, from, max)].map(({ seq, pair }) => `${JSON.stringify({ seq, ...pair })}\n`),
+  );
+  ndjson('/v1/jobs/:id/clusters', (id, from, max) =>
+    [...jobs.clusters(id, from, max)].map(({ seq, ids }) => `${JSON.stringify({ seq, ids })}\n`),
+  );
 
-    app.get('/v1/jobs', async () => ({ jobs: manager.list() }));
-
-    app.get('/v1/jobs/:id', async (req) => manager.get(parseInput(idParams, req.params, 'id').id));
-
-    app.delete('/v1/jobs/:id', async (req) => manager.cancel(parseInput(idParams, req.params, 'id').id));
-
-    /** An NDJSON stream of one job's records from `offset` (see follow below). */
-    const ndjson = (path: string, read: (id: string, from: number, max: number) => string[]) =>
-      app.get(path, async (req, reply) => {
-        const { id } = parseInput(idParams, req.params, 'id');
-        const q = parseInput(streamQuery, req.query, 'query');
-        manager.get(id);
-        const lines = follow(q, id, (from, max) => read(id, from, max));
-        return reply.type('application/x-ndjson').send(Readable.from(lines));
-      });
-    ndjson('/v1/jobs/:id/results', (id, from, max) =>
-      [...jobs.pairs(id, from, max)].map(({ seq, pair }) => `${JSON.stringify({ seq, ...pair })}\n`),
-    );
-    ndjson('/v1/jobs/:id/clusters', (id, from, max) =>
-      [...jobs.clusters(id, from, max)].map(({ seq, ids }) => `${JSON.stringify({ seq, ids })}\n`),
-    );
-
-    /** Lines from the offset; with follow, keeps reading until the job has finished and all is sent. */
-    async function* follow(
-      q: z.output<typeof streamQuery>,
-      id: string,
-      read: (from: number, max: number) => string[],
-    ): AsyncGenerator<string> {
-      let from = q.offset;
-      let left = q.limit ?? Number.MAX_SAFE_INTEGER;
-      for (;;) {
-        const finished = FINISHED.includes(manager.get(id).state);
-        const chunk = read(from, Math.min(left, 1000));
-        for (const line of chunk) yield line;
-        from += chunk.length;
-        left -= chunk.length;
-        if (left === 0) return;
-        if (chunk.length === 1000) continue;
-        if (!q.follow || finished || manager.closed) return;
-        await sleep(FOLLOW_POLL_MS);
-      }
+  /** Lines from the offset; with follow, keeps reading until the job has finished and all is sent. */
+  async function* follow(
+    q: z.output<typeof streamQuery>,
+    id: string,
+    read: (from: number, max: number) => string[],
+  ): AsyncGenerator<string> {
+    let from = q.offset;
+    let left = q.limit ?? Number.MAX_SAFE_INTEGER;
+    for (;;) {
+      const finished = FINISHED.includes(manager.get(id).state);
+      const chunk = read(from, Math.min(left, 1000));
+      for (const line of chunk) yield line;
+      from += chunk.length;
+      left -= chunk.length;
+      if (left === 0) return;
+      if (chunk.length === 1000) continue;
+      if (!q.follow || finished || manager.closed) return;
+      await sleep(FOLLOW_POLL_MS);
     }
-  };
-}
+  }
+};

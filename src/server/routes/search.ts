@@ -1,14 +1,15 @@
-/** POST /v1/search and POST /v1/classify: thin adapters over the search core. */
-import type { FastifyInstance } from 'fastify';
+/** POST /v1/search and POST /v1/classify: thin adapters over the search core, read routes. */
 import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { searchOptionsSchema } from '../../search/types.js';
 import { normalize } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
-import type { ServiceContext } from '../context.js';
+import type { RoutePlugin } from '../context.js';
 
-export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
+export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
+  app.addHook('onRequest', auth.require('read'));
   const { limits } = ctx;
+  const { core } = ctx.service;
   const text = z
     .string()
     .max(limits.maxTextChars, `at most ${limits.maxTextChars} characters`)
@@ -43,15 +44,15 @@ export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     const queries = texts ?? [one as string];
     // Reranking costs one cross-encoder pass per (query, candidate): bound it per request.
     const pairs = queries.length * (options.candidates ?? Math.max(20, options.k));
-    if (options.rerank && ctx.core.canRerank && pairs > limits.maxRerankPairs) {
+    if (options.rerank && core.canRerank && pairs > limits.maxRerankPairs) {
       throw new ParamineError(
         'BAD_INPUT',
         `texts x candidates = ${pairs} pairs to rerank; at most ${limits.maxRerankPairs} per request`,
         { field: 'candidates' },
       );
     }
-    const response = await ctx.core.search(queries, options);
-    ctx.metrics?.candidates.inc(response.results.reduce((n, r) => n + r.candidates.length, 0));
+    const response = await core.search(queries, options);
+    ctx.metrics.candidates.inc(response.results.reduce((n, r) => n + r.candidates.length, 0));
     return response;
   });
 
@@ -64,7 +65,7 @@ export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
 
   app.post('/v1/classify', async (req) => {
     const { pairs } = parseInput(classifyBody, req.body);
-    if (!ctx.core.canRerank) {
+    if (!core.canRerank) {
       throw new ParamineError(
         'UNAVAILABLE',
         'no cross-encoder loaded; start the service with --reranker DIR',
@@ -72,11 +73,11 @@ export function searchRoutes(app: FastifyInstance, ctx: ServiceContext): void {
     }
     const asTuples = pairs.map((p) => (Array.isArray(p) ? p : ([p.s1, p.s2] as const)));
     const started = performance.now();
-    const scores = await ctx.core.classify(asTuples);
+    const scores = await core.classify(asTuples);
     return {
-      labels: ctx.core.parts.reranker?.labels ?? [],
+      labels: core.labels,
       results: scores.map((s, i) => ({ s1: asTuples[i]?.[0], s2: asTuples[i]?.[1], ...s })),
       timings: { rerankMs: performance.now() - started },
     };
   });
-}
+};

@@ -1,6 +1,7 @@
 /**
- * Label schemes (DESIGN.md "Labels"): how the label strings of a pair file map to paraphrase / not, and for the
- * Turku scheme how a label splits into base label, subsumption direction and flags.
+ * Label schemes, the one module search ranking, the benchmarks and mining jobs share: how the label strings
+ * of a pair file or a classifier map to paraphrase / not, and for the Turku scheme how a label splits into
+ * base label, subsumption direction and flags.
  *
  * - binary: every label is one of 1 / paraphrase (positive) or 0 / not / not_paraphrase (negative), compared
  *   case-insensitively after trimming (MultiPIT, MRPC's `Quality`).
@@ -137,4 +138,34 @@ function turku(positive: Set<string> | undefined): LabelScheme {
       return p.base === '4' && p.sub !== undefined ? TURKU_SUBSUMED : p.base;
     },
   };
+}
+
+/**
+ * Label names that no data-file scheme above treats as positive but that a classifier's id2label commonly
+ * uses for "same meaning" (NLI heads, yes/no heads). Only a fallback for models whose config.json does not
+ * declare its positive labels.
+ */
+const MODEL_POSITIVE_GUESS = /^(positive|yes|true|entailment)$/i;
+
+/**
+ * The labels of a pair classifier that mean "paraphrase". `declared` (config.json's
+ * `paramine.positive_labels`, written by the training scripts) wins; without it the scheme detected from
+ * the label names decides (binary: 1 / paraphrase; Turku: base >= 3), and failing that the usual names of
+ * positive classes (positive, yes, true, entailment).
+ */
+export function positiveLabelsOf(labels: readonly string[], declared?: readonly string[]): string[] {
+  if (declared !== undefined) return labels.filter((l) => declared.includes(l));
+  const scheme = detectScheme(labels);
+  const positive = labels.filter((l) => scheme.isPositive(l) === true);
+  return positive.length > 0 ? positive : labels.filter((l) => MODEL_POSITIVE_GUESS.test(l));
+}
+
+/** The probability that a pair is a paraphrase: the summed probability of the positive labels. */
+export function positiveProbability(
+  probabilities: Readonly<Record<string, number>>,
+  positive: readonly string[],
+): number {
+  let p = 0;
+  for (const l of positive) p += probabilities[l] ?? 0;
+  return p;
 }

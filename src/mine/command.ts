@@ -11,12 +11,10 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ParamineError } from '../errors.js';
+import type { JobManager, JobRecord, JobSpecInput, JobStore } from '../jobs/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
-import { openService } from '../server/open.js';
-import { JobManager } from './manager.js';
-import type { JobSpecInput } from './spec.js';
-import { type JobRecord, JobStore } from './store.js';
+import { openService } from '../service/index.js';
 
 const num = (v: string) => Number(v);
 
@@ -143,8 +141,7 @@ async function mine(o: MineFlags): Promise<void> {
     reranker: o.rerank ? o.reranker : false,
     batch: { maxBatch: 256, maxWaitMs: 0 },
   });
-  const store = JobStore.open(o.state ?? `${o.out}.state`);
-  const manager = new JobManager(store, service.jobContext(dataDir));
+  const { manager, store } = service.openJobs({ dir: o.state ?? `${o.out}.state`, dataDir });
   let peakRss = process.memoryUsage().rss;
   try {
     const job = await startOrResume(manager, store, spec, o.resume);
@@ -195,8 +192,6 @@ async function mine(o: MineFlags): Promise<void> {
       ].join('\n'),
     );
   } finally {
-    await manager.close();
-    await store.close();
     await service.close();
   }
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { collapseToBinary } from '../src/bench/classify.js';
-import { detectScheme, parseTurku, TURKU_SUBSUMED, UNLABELED } from '../src/bench/labels.js';
+import { detectScheme, parseTurku, TURKU_SUBSUMED, UNLABELED } from '../src/text/labels.js';
 
 t.test('binary: 0/1 and paraphrase/not, case-insensitive; unknown labels are undefined', async (t) => {
   const s = detectScheme(['0', '1', '1']);

@@ -1,0 +1,34 @@
+/**
+ * The two model ports every consumer codes against: an `Embedder` (sentence -> vector; the encoder, the
+ * batched encoder, the indexer's and the jobs' encoders) and a `PairScorer` (pair -> label probabilities;
+ * the cross-encoder and its batcher). Exported by `encode/` and `rerank/`; declared here, beside the model
+ * runtime both build on, so the search core can take a scorer without importing the rerank stage.
+ */
+
+export interface Embedder {
+  /** Embedding size. */
+  readonly dim: number;
+  /**
+   * n × dim vectors, row i for texts[i]. A signal that aborts before the texts reach the model drops them
+   * (the batcher answers with an abort error); once a batch runs it finishes.
+   */
+  encode(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array>;
+}
+
+export interface PairScore {
+  /** The arg-max label (ties go to the lower class id). */
+  label: string;
+  /** Every label's probability; they sum to 1. */
+  probabilities: Record<string, number>;
+}
+
+export type Pair = readonly [string, string];
+
+export interface PairScorer {
+  /** Label names in class-id order. */
+  readonly labels: readonly string[];
+  /** The labels that mean "paraphrase" (config.json's `paramine.positive_labels`, else guessed). */
+  readonly positiveLabels: readonly string[];
+  /** One score per pair, in order. The signal works as for `Embedder.encode`. */
+  score(pairs: readonly Pair[], signal?: AbortSignal): Promise<PairScore[]>;
+}

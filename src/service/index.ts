@@ -1,0 +1,12 @@
+/** The composition root every front end (server, mine, bench, queue, tests) opens the service through. */
+export {
+  type BatchOptions,
+  DEFAULT_RERANKER,
+  type Jobs,
+  type JobsOptions,
+  type ModelName,
+  openService,
+  type Service,
+  type ServiceHooks,
+  type ServiceOptions,
+} from './open.js';
