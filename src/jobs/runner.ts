@@ -15,7 +15,7 @@ import { dedupKey } from '../text/index.js';
 import { pairKey, UnionFind } from './cluster.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
 import { openQuerySource, type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
-import { effectiveFilter } from './spec.js';
+import { effectiveFilter, type JobSpec } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
 
 /** What a job runs against: the served index and its parts. */
@@ -73,22 +73,16 @@ export async function runJob(
       `the job's query sentences changed since it started (${initial.total} then, ${source.total} now)`,
     );
   }
-  const options: SearchOptions = {
-    k: spec.k,
-    candidates: spec.k,
-    ...(spec.nprobe === undefined ? {} : { nprobe: spec.nprobe }),
-    rerank: spec.rerank !== undefined,
-    ...(spec.rerank?.labels ? { labels: spec.rerank.labels } : {}),
-    ...(spec.rerank?.minProbability === undefined ? {} : { minProbability: spec.rerank.minProbability }),
-    ...(spec.minCosine === undefined ? {} : { minCosine: spec.minCosine }),
-    filter: effectiveFilter(spec),
-    excludeDuplicates: true,
+  const run: BatchRun = {
+    ctx,
+    jobs,
+    parts,
+    spec,
+    options: searchOptionsOf(spec),
+    margins: spec.margin
+      ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, spec.nprobe, ctx.index.ntotal)
+      : undefined,
   };
-  const margins = spec.margin
-    ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, spec.nprobe, ctx.index.ntotal)
-    : undefined;
-  const group = spec.excludeSameGroup;
-
   let job: JobRecord = {
     ...initial,
     state: 'running',
@@ -101,41 +95,7 @@ export async function runJob(
     if (stop === 'cancel') return finish(jobs, job, 'cancelled');
     const t0 = performance.now();
     const batch = await source.batch(job.processed, Math.min(spec.batchSize, job.total - job.processed));
-    const accepted = new Map<string, MinedPair>();
-    const { results } = await ctx.core.searchVectors(batch.texts, batch.vectors, options, {
-      excludeIds: batch.ids.map((id) => id ?? undefined),
-      fixedDepth: true,
-      keep: (q, c) => {
-        const qId = batch.ids[q] ?? null;
-        if (qId === c.id) return false;
-        if (group !== undefined) {
-          const g = batch.metas[q]?.[group];
-          if (g !== undefined && g !== null && g === c.meta?.[group]) return false;
-        }
-        const key = keyOf(qId, batch.texts[q] as string, c.id);
-        return !accepted.has(key) && !jobs.hasPair(job.id, key);
-      },
-    });
-    const marginsOf = margins ? await batchMargins(margins, batch, results, parts) : undefined;
-    results.forEach((r, q) => {
-      const qId = batch.ids[q] ?? null;
-      for (const c of r.candidates) {
-        const margin = marginsOf?.get(q)?.get(c.id);
-        if (spec.margin?.min !== undefined && (margin === undefined || margin < spec.margin.min)) continue;
-        const key = keyOf(qId, r.query, c.id);
-        if (accepted.has(key)) continue;
-        const meta = batch.metas[q];
-        accepted.set(key, {
-          a: { id: qId, text: r.query, ...(meta === undefined ? {} : { meta }) },
-          b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
-          cosine: c.cosine,
-          ...(margin === undefined ? {} : { margin }),
-          ...(c.label === undefined ? {} : { label: c.label }),
-          ...(c.probabilities === undefined ? {} : { probabilities: c.probabilities }),
-          lexical: c.lexical,
-        });
-      }
-    });
+    const accepted = await minedPairs(run, job, batch);
     const next: JobRecord = {
       ...job,
       processed: job.processed + batch.texts.length,
@@ -152,15 +112,86 @@ export async function runJob(
     // Let queued HTTP requests run between batches.
     await nextTick();
   }
-  if (spec.cluster) {
-    const uf = new UnionFind();
-    for (const { pair } of jobs.pairs(job.id))
-      if (pair.a.id !== null && pair.b.id !== null) uf.union(pair.a.id, pair.b.id);
-    const clusters = uf.clusters();
-    job = { ...job, clusters: clusters.length };
-    await jobs.writeClusters(job, clusters);
-  }
+  if (spec.cluster) job = await writeClusters(jobs, job);
   return finish(jobs, job, 'done');
+}
+
+/** What every batch of one job runs with. */
+interface BatchRun {
+  ctx: JobContext;
+  jobs: JobStore;
+  parts: SourceParts;
+  spec: JobSpec;
+  options: SearchOptions;
+  margins: NeighbourhoodMeans | undefined;
+}
+
+/** The search core's options for a job: exactly k neighbours examined, its filters and rerank settings. */
+function searchOptionsOf(spec: JobSpec): SearchOptions {
+  return {
+    k: spec.k,
+    candidates: spec.k,
+    ...(spec.nprobe === undefined ? {} : { nprobe: spec.nprobe }),
+    rerank: spec.rerank !== undefined,
+    ...(spec.rerank?.labels ? { labels: spec.rerank.labels } : {}),
+    ...(spec.rerank?.minProbability === undefined ? {} : { minProbability: spec.rerank.minProbability }),
+    ...(spec.minCosine === undefined ? {} : { minCosine: spec.minCosine }),
+    filter: effectiveFilter(spec),
+    excludeDuplicates: true,
+  };
+}
+
+/** One batch's new pairs by key: searched, group- and pair-deduplicated, margin-filtered. */
+async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Promise<Map<string, MinedPair>> {
+  const { spec } = run;
+  const group = spec.excludeSameGroup;
+  const accepted = new Map<string, MinedPair>();
+  const { results } = await run.ctx.core.searchVectors(batch.texts, batch.vectors, run.options, {
+    excludeIds: batch.ids.map((id) => id ?? undefined),
+    fixedDepth: true,
+    keep: (q, c) => {
+      const qId = batch.ids[q] ?? null;
+      if (qId === c.id) return false;
+      if (group !== undefined) {
+        const g = batch.metas[q]?.[group];
+        if (g !== undefined && g !== null && g === c.meta?.[group]) return false;
+      }
+      const key = keyOf(qId, batch.texts[q] as string, c.id);
+      return !accepted.has(key) && !run.jobs.hasPair(job.id, key);
+    },
+  });
+  const marginsOf = run.margins ? await batchMargins(run.margins, batch, results, run.parts) : undefined;
+  results.forEach((r, q) => {
+    const qId = batch.ids[q] ?? null;
+    for (const c of r.candidates) {
+      const margin = marginsOf?.get(q)?.get(c.id);
+      if (spec.margin?.min !== undefined && (margin === undefined || margin < spec.margin.min)) continue;
+      const key = keyOf(qId, r.query, c.id);
+      if (accepted.has(key)) continue;
+      const meta = batch.metas[q];
+      accepted.set(key, {
+        a: { id: qId, text: r.query, ...(meta === undefined ? {} : { meta }) },
+        b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
+        cosine: c.cosine,
+        ...(margin === undefined ? {} : { margin }),
+        ...(c.label === undefined ? {} : { label: c.label }),
+        ...(c.probabilities === undefined ? {} : { probabilities: c.probabilities }),
+        lexical: c.lexical,
+      });
+    }
+  });
+  return accepted;
+}
+
+/** Groups the job's pairs into multi-reference sets (connected components). */
+async function writeClusters(jobs: JobStore, job: JobRecord): Promise<JobRecord> {
+  const uf = new UnionFind();
+  for (const { pair } of jobs.pairs(job.id))
+    if (pair.a.id !== null && pair.b.id !== null) uf.union(pair.a.id, pair.b.id);
+  const clusters = uf.clusters();
+  const next = { ...job, clusters: clusters.length };
+  await jobs.writeClusters(next, clusters);
+  return next;
 }
 
 async function finish(jobs: JobStore, job: JobRecord, state: 'done' | 'cancelled'): Promise<JobRecord> {
