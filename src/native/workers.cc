@@ -3,7 +3,6 @@
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexHNSW.h>
 #include <faiss/IndexIDMap.h>
-#include <faiss/clone_index.h>
 #include <faiss/impl/io.h>
 #include <faiss/index_io.h>
 #include <faiss/invlists/OnDiskInvertedLists.h>
@@ -192,16 +191,14 @@ class WriteWorker : public IndexWorker {
 };
 
 faiss::Index* CopyIndex(const faiss::Index* index) {
-  try {
-    return faiss::clone_index(index);
-  } catch (const faiss::FaissException&) {
-    // clone_index knows neither IndexRefine nor the fast-scan IVF in 1.7.3; a serialization round trip does.
-    faiss::VectorIOWriter writer;
-    faiss::write_index(index, &writer);
-    faiss::VectorIOReader reader;
-    reader.data = std::move(writer.data);
-    return faiss::read_index(&reader);
-  }
+  // A serialization round trip, not clone_index: 1.7.3's clone_index knows neither IndexRefine nor the
+  // fast-scan IVF, and copies an HNSW coarse quantizer as a bare IndexHNSW that write_index then refuses.
+  // Only trained, empty templates are copied, so the bytes are the quantizer and codebooks.
+  faiss::VectorIOWriter writer;
+  faiss::write_index(index, &writer);
+  faiss::VectorIOReader reader;
+  reader.data = std::move(writer.data);
+  return faiss::read_index(&reader);
 }
 
 class CloneWorker : public IndexWorker {

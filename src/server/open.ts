@@ -22,7 +22,8 @@ export interface OpenServiceOptions {
   /** Cross-encoder name or directory; undefined: the default one when present; false: none. */
   reranker?: string | false | undefined;
   batch?: { maxBatch: number; maxWaitMs: number } | undefined;
-  mmap?: boolean | undefined;
+  /** Map the shards' inverted lists; default 'auto' (mapped above a quarter of RAM, see ShardedIndex). */
+  mmap?: boolean | 'auto' | undefined;
   /**
    * ORT's idle intra-op threads spin-wait (ORT's default; `paramine serve` turns it off). The encoder and
    * the cross-encoder each have their own threads on the same cores, so spinning ones slow the other
@@ -57,7 +58,7 @@ export async function openService(o: OpenServiceOptions): Promise<OpenService> {
     const index = await ShardedIndex.open(o.index, {
       model: { id: encoder.modelId, sha256: encoder.onnxSha256 },
       dim: encoder.dim,
-      mmap: o.mmap ?? false,
+      mmap: o.mmap ?? 'auto',
     });
     closers.push(() => index.close());
     const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
