@@ -10,6 +10,7 @@ namespace paramine {
 struct SearchOptions {
   size_t nprobe = 0;    // 0: the index's own nprobe
   double kFactor = 0;   // refine stage: candidates per result; 0: the index's own k_factor
+  int efSearch = 0;     // HNSW coarse quantizer: candidate list while finding the nprobe lists; 0: its own
 };
 
 void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const float* x, idx_t k,

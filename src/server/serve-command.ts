@@ -26,7 +26,8 @@ const optionsSchema = z.object({
   rerankBatchMax: z.coerce.number().int().min(1).max(1024).default(64),
   rerankQueueMax: z.coerce.number().int().min(1).default(1024),
   timeoutMs: z.coerce.number().int().min(100).default(30_000),
-  mmap: z.boolean().default(false),
+  /** undefined: memory-mapped when the shard files are large (ShardedIndex's 'auto'). */
+  mmap: z.boolean().optional(),
   ortSpin: z.boolean().default(false),
   jobsDir: z.string().min(1).optional(),
   dataDir: z.string().min(1).optional(),
@@ -67,7 +68,8 @@ export function register(program: Command): void {
       '1024',
     )
     .option('--timeout-ms <ms>', 'request timeout', '30000')
-    .option('--mmap', 'map the shards instead of reading them into memory', false)
+    .option('--mmap', 'map the shards instead of reading them into memory (default: when they are large)')
+    .option('--no-mmap', 'read the shards into memory whatever their size')
     .option(
       '--ort-spin',
       "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
