@@ -60,7 +60,8 @@ export interface ServiceOptions {
   batch?: BatchOptions | undefined;
   /** Dynamic batching of the cross-encoder's pairs across concurrent requests. */
   rerankBatch?: BatchOptions | undefined;
-  mmap?: boolean | undefined;
+  /** Map the shards' inverted lists; default 'auto' (mapped above a quarter of RAM, see ShardedIndex). */
+  mmap?: boolean | 'auto' | undefined;
   /**
    * ORT's idle intra-op threads spin-wait (ORT's default; `paramine serve` turns it off). The encoder and
    * the cross-encoder each have their own threads on the same cores, so spinning ones slow the other
@@ -132,7 +133,7 @@ async function openParts(o: ServiceOptions, closers: Closers) {
   const index = await ShardedIndex.open(o.index, {
     model: { id: encoder.modelId, sha256: encoder.onnxSha256 },
     dim: encoder.dim,
-    mmap: o.mmap ?? false,
+    mmap: o.mmap ?? 'auto',
   });
   closers.add(() => index.close());
   const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
