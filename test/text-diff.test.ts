@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type DiffSpan, type PairDiff, pairDiff } from '../src/text/index.js';
 
 /** `[op:text]` for changed spans, plain text for equal ones; moves carry their id. */
@@ -26,7 +26,6 @@ function check(t: Test, a: string, b: string, d: PairDiff): void {
     'the second side has no deletes',
   );
 }
-type Test = typeof t;
 
 t.test('identical sentences are one equal span on each side', async (t) => {
   const d = pairDiff('The cat sat on the mat.', 'the cat sat on the mat.');
