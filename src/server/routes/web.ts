@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { parseInput } from '../../validate.js';
@@ -62,7 +63,14 @@ export const webRoutes: RoutePlugin = async (app, { auth }) => {
   const vendor = vendorFiles();
   // The page holds no data and must load to ask for a key, even under --auth-all.
   app.addHook('onRequest', auth.require('open'));
-  await app.register(fastifyStatic, { root: WEB_ROOT, serve: false });
+  await app.register(fastifyStatic, {
+    root: WEB_ROOT,
+    serve: false,
+    // text/javascript is the JavaScript type (RFC 9239); send would say application/javascript.
+    setHeaders: (reply: FastifyReply, path: string) => {
+      if (path.endsWith('.js')) reply.header('content-type', 'text/javascript; charset=utf-8');
+    },
+  });
 
   app.addHook('onSend', async (_req, reply, payload) => {
     reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
