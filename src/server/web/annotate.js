@@ -44,10 +44,16 @@ function annotationBody(pair, scheme, decision, label) {
  */
 export function useAnnotations(pairs, { keyed, enabled }) {
   const [byKey, setByKey] = useState(() => new Map());
+  // The same map, current between renders: keys pressed in quick succession must see each other's saves.
+  const latest = useRef(byKey);
   const undoStack = useRef([]);
+  const replace = (m) => {
+    latest.current = m;
+    setByKey(m);
+  };
 
   useEffect(() => {
-    setByKey(new Map());
+    replace(new Map());
     undoStack.current = [];
     if (!enabled || pairs.length === 0) return;
     let stale = false;
@@ -61,26 +67,26 @@ export function useAnnotations(pairs, { keyed, enabled }) {
           if (a) found.set(pairKey(chunk[j]), a);
         });
       }
-      if (!stale) setByKey(found);
+      if (!stale) replace(found);
     })().catch(() => undefined);
     return () => {
       stale = true;
     };
   }, [pairs, enabled, keyed]);
 
-  const put = (key, record) =>
-    setByKey((m) => {
-      const next = new Map(m);
-      if (record) next.set(key, record);
-      else next.delete(key);
-      return next;
-    });
+  const put = (key, record) => {
+    const next = new Map(latest.current);
+    if (record) next.set(key, record);
+    else next.delete(key);
+    replace(next);
+  };
+  const get = (pair) => latest.current.get(pairKey(pair));
 
   async function save(pair, scheme, decision, label) {
     const key = pairKey(pair);
     const body = withAnnotator(annotationBody(pair, scheme, decision, label), keyed);
     const record = await api('/v1/annotations', { method: 'POST', body });
-    undoStack.current.push({ pair, before: byKey.get(key) ?? null });
+    undoStack.current.push({ pair, before: latest.current.get(key) ?? null });
     put(key, record);
     return record;
   }
@@ -90,7 +96,7 @@ export function useAnnotations(pairs, { keyed, enabled }) {
     const last = undoStack.current.pop();
     if (!last) return null;
     const key = pairKey(last.pair);
-    const current = byKey.get(key);
+    const current = latest.current.get(key);
     if (last.before) {
       const b = last.before;
       const body = withAnnotator(annotationBody(last.pair, b.scheme, 'label', b.label), keyed);
@@ -102,7 +108,7 @@ export function useAnnotations(pairs, { keyed, enabled }) {
     return last.pair;
   }
 
-  return { byKey, save, undo };
+  return { byKey, get, save, undo };
 }
 
 const TURKU = /^([1-4])([<>]?)([is]*)$/;

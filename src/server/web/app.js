@@ -139,4 +139,6 @@ function App() {
   return html`${header(keyed, config.auth.protectAll)}<main>${view}</main>`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+root.replaceChildren();
+render(html`<${App} />`, root);

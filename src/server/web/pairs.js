@@ -127,10 +127,18 @@ function keyAction(key, scheme) {
 export function PairTable({ pairs, config, auth, groupBy, caption }) {
   const schemes = config.annotation.schemes;
   const [scheme, setScheme] = useState(() => schemeChoice.get(config.annotation.default));
-  const [focus, setFocus] = useState(0);
+  const [focus, setFocusState] = useState(0);
   const [status, setStatus] = useState('');
-  const { byKey, save, undo } = useAnnotations(pairs, auth);
+  const { byKey, get, save, undo } = useAnnotations(pairs, auth);
   const table = useRef(null);
+  // Keys are handled one after another against the latest focus and labels, not those of the last
+  // render: a fast typist's ↑ then 0 must label the pair ↑ moved to.
+  const focusRef = useRef(0);
+  const queue = useRef(Promise.resolve());
+  const setFocus = (i) => {
+    focusRef.current = Math.max(0, Math.min(pairs.length - 1, i));
+    setFocusState(focusRef.current);
+  };
 
   useEffect(() => setFocus(0), [pairs]);
   useEffect(() => {
@@ -148,13 +156,9 @@ export function PairTable({ pairs, config, auth, groupBy, caption }) {
     }
   }
 
-  async function onKey(e) {
-    if (e.ctrlKey || e.metaKey || e.altKey || typing(document.activeElement) || pairs.length === 0) return;
-    const action = keyAction(e.key, scheme);
-    if (!action) return;
-    e.preventDefault();
-    const pair = pairs[focus];
-    if (action.move) setFocus((f) => Math.max(0, Math.min(pairs.length - 1, f + action.move)));
+  async function perform(action) {
+    const pair = pairs[focusRef.current];
+    if (action.move) setFocus(focusRef.current + action.move);
     else if (action.undo) {
       const back = await undo().catch((err) => setStatus(explain(err)));
       if (back) {
@@ -162,20 +166,28 @@ export function PairTable({ pairs, config, auth, groupBy, caption }) {
         setStatus(`Undone: pair ${pairs.indexOf(back) + 1}.`);
       } else if (back === null) setStatus('Nothing to undo.');
     } else if (action.amend) {
-      const current = byKey.get(pairKey(pair))?.label;
-      const label = amendTurku(current, action.amend);
+      const label = amendTurku(get(pair)?.label, action.amend);
       if (label === undefined) setStatus('Type a label 1-4 first, then < > i s to amend it.');
       else await act(pair, 'label', label).catch(() => undefined);
     } else {
       await act(pair, action.decision, action.label).catch(() => undefined);
-      if (action.advance) setFocus((f) => Math.min(pairs.length - 1, f + 1));
+      if (action.advance) setFocus(focusRef.current + 1);
     }
   }
 
+  function onKey(e) {
+    // Esc leaves a text box, so the keys drive the loop again.
+    if (e.key === 'Escape' && typing(document.activeElement)) return document.activeElement.blur();
+    if (e.ctrlKey || e.metaKey || e.altKey || typing(document.activeElement) || pairs.length === 0) return;
+    const action = keyAction(e.key, scheme);
+    if (!action) return;
+    e.preventDefault();
+    queue.current = queue.current.then(() => perform(action));
+  }
+
   useEffect(() => {
-    const listener = (e) => void onKey(e);
-    window.addEventListener('keydown', listener);
-    return () => window.removeEventListener('keydown', listener);
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
   });
 
   const chooseScheme = (s) => {
@@ -205,8 +217,8 @@ export function PairTable({ pairs, config, auth, groupBy, caption }) {
       </select></label>
       <span class="keys">
         <kbd>a</kbd> accept (${schemes[scheme].accept}) · <kbd>x</kbd> reject (${schemes[scheme].reject}) ·
-        <kbd>space</kbd>/<kbd>↓</kbd> next · <kbd>↑</kbd> previous · <kbd>⌫</kbd> undo ·
-        ${scheme === 'turku' ? html`<kbd>1</kbd>–<kbd>4</kbd> label, <kbd><</kbd> <kbd>></kbd> <kbd>i</kbd> <kbd>s</kbd> amend` : html`<kbd>1</kbd>/<kbd>0</kbd> paraphrase / not`}
+        <kbd>esc</kbd> leave a text box · <kbd>space</kbd>/<kbd>↓</kbd> next · <kbd>↑</kbd> previous · <kbd>⌫</kbd> undo ·
+        ${scheme === 'turku' ? html`<kbd>1</kbd>–<kbd>4</kbd> label, <kbd>${'<'}</kbd> <kbd>${'>'}</kbd> <kbd>i</kbd> <kbd>s</kbd> amend` : html`<kbd>1</kbd>/<kbd>0</kbd> paraphrase / not`}
       </span>
       ${auth.enabled ? null : html`<span class="warn">Enter an API key above to annotate.</span>`}
     </div>
