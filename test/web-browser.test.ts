@@ -8,7 +8,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -22,6 +22,8 @@ import { HAS_RERANKER } from './helpers/service.js';
 const KEY = 'browser-test-key-42';
 const dir = mkdtempSync(join(tmpdir(), 'paramine-web-'));
 const index = join(dir, 'index');
+const keysFile = join(dir, 'keys.txt');
+writeFileSync(keysFile, `tester:${KEY}\n`);
 await buildIndex({ inputs: [demoSlice(dir, 300)], out: index, model: 'all-minilm-l6-v2', quiet: true });
 const serve = await spawnServe([
   ...process.execArgv,
@@ -31,8 +33,8 @@ const serve = await spawnServe([
   index,
   '--port',
   '0',
-  '--api-key',
-  KEY,
+  '--api-keys-file',
+  keysFile,
   '--jobs-dir',
   join(dir, 'jobs'),
   '--annotations-dir',
@@ -147,7 +149,8 @@ t.test('keyboard-only annotation loop; the export holds the labels', async (t) =
   t.equal(binary.length, 1, 'one binary label (pair 2 was undone)');
   t.match(binary[0], { label: 'not_paraphrase' });
   t.ok(first.includes(binary[0]?.s2 ?? '?'), 'the relabeled pair');
-  t.equal(binary[0]?.annotator, who.name ?? undefined, 'the API key names the annotator');
+  t.equal(who.name, 'tester');
+  t.equal(binary[0]?.annotator, 'tester', 'the API key names the annotator');
   const turku = await exportOf('turku');
   t.same(
     turku.map((a) => a.label),

@@ -58,7 +58,7 @@ function KeyForm({ who, onChange, required }) {
       apiKey.set('');
       onChange(null);
     };
-    return html`<div class="keybar"><span class="ok">Key ${who.name ? html`<b>${who.name}</b>` : 'accepted'}</span>
+    return html`<div class="keybar"><span class="ok">${who.name ? html`Key of <b>${who.name}</b>` : 'Key accepted'}</span>
       <button type="button" class="link" onClick=${forget}>forget</button></div>`;
   }
   return html`<form class="keybar" onSubmit=${submit}>
