@@ -34,20 +34,39 @@ t.test('identical sentences are one equal span on each side', async (t) => {
   check(t, 'The cat sat on the mat.', 'the cat sat on the mat.', d);
 });
 
-t.test('substitutions are deleted on the first side and inserted on the second', async (t) => {
-  const a = 'A gentle answer turns away wrath, but a harsh word stirs up anger.';
-  const b = 'A soft answer turneth away wrath: but grievous words stir up anger.';
-  const d = pairDiff(a, b);
-  check(t, a, b, d);
-  t.equal(
-    render(d.a),
+/** [what, A, B, A rendered, B rendered]: `[op:text]` marks a changed span, `moveN` its pair. */
+const CASES: ReadonlyArray<readonly [string, string, string, string, string]> = [
+  [
+    'substitutions are deleted on the first side and inserted on the second',
+    'A gentle answer turns away wrath, but a harsh word stirs up anger.',
+    'A soft answer turneth away wrath: but grievous words stir up anger.',
     'A [delete:gentle] answer [delete:turns] away wrath [delete:,] but [delete:a harsh word stirs] up anger.',
-  );
-  t.equal(
-    render(d.b),
     'A [insert:soft] answer [insert:turneth] away wrath [insert::] but [insert:grievous words stir] up anger.',
-  );
-});
+  ],
+  [
+    'a passive rewrite: two crossing moves and the inserted function words',
+    'The dog chased the cat.',
+    'The cat was chased by the dog.',
+    'The [move0:dog] chased the [move1:cat] .',
+    'The [move1:cat] [insert:was] chased [insert:by] the [move0:dog] .',
+  ],
+  [
+    'offsets are UTF-16 offsets into the text as given (not normalized)',
+    '  Ça  va, 👍🏽 bien.',
+    'Ça va très bien.',
+    'Ça  va [delete:, 👍🏽] bien.',
+    'Ça va [insert:très] bien.',
+  ],
+];
+
+for (const [what, a, b, wantA, wantB] of CASES) {
+  t.test(what, async (t) => {
+    const d = pairDiff(a, b);
+    check(t, a, b, d);
+    t.equal(render(d.a), wantA);
+    t.equal(render(d.b), wantB);
+  });
+}
 
 t.test('a phrase at another place is a move, linked on both sides', async (t) => {
   const a = 'On Monday the board met in Paris.';
@@ -63,15 +82,6 @@ t.test('a phrase at another place is a move, linked on both sides', async (t) =>
     { op: 'move', start: 23, end: 32, text: 'on Monday', move: 0 },
   );
   t.equal(render(d.a), '[move0:On Monday] the board met in Paris.');
-});
-
-t.test('a passive rewrite: two crossing moves and the inserted function words', async (t) => {
-  const a = 'The dog chased the cat.';
-  const b = 'The cat was chased by the dog.';
-  const d = pairDiff(a, b);
-  check(t, a, b, d);
-  t.equal(render(d.a), 'The [move0:dog] chased the [move1:cat] .');
-  t.equal(render(d.b), 'The [move1:cat] [insert:was] chased [insert:by] the [move0:dog] .');
 });
 
 t.test('shuffled stop words alone are not moves', async (t) => {
@@ -91,15 +101,6 @@ t.test('nothing in common; empty sides', async (t) => {
   });
   t.same(pairDiff('', 'gamma').a, []);
   t.same(pairDiff('', '').b, []);
-});
-
-t.test('offsets are UTF-16 offsets into the text as given (not normalized)', async (t) => {
-  const a = '  Ça  va, 👍🏽 bien.';
-  const b = 'Ça va très bien.';
-  const d = pairDiff(a, b);
-  check(t, a, b, d);
-  t.equal(render(d.a), 'Ça  va [delete:, 👍🏽] bien.');
-  t.equal(render(d.b), 'Ça va [insert:très] bien.');
 });
 
 t.test('very long texts stay bounded: the tail beyond the token cap is one block', async (t) => {

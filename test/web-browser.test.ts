@@ -80,13 +80,13 @@ t.test('search shows labeled candidates with the diff', async (t) => {
     'query words missing from the candidate are marked',
   );
   t.ok((await twin.locator('.side-b .d-ins').count()) > 0, 'candidate words not in the query are marked');
-  t.match(await twin.locator('.side-b').innerText(), /hear the instruction of thy father/);
+  t.match(await twin.locator('.side-b').textContent(), /hear the instruction of thy father/);
   if (HAS_RERANKER) {
     t.equal(await page.locator('.prob.top').count(), await rows.count(), 'every candidate has a model label');
-    t.match(await twin.locator('.prob.top .prob-label').innerText(), /paraphrase/);
+    t.match(await twin.locator('.prob.top .prob-label').textContent(), /paraphrase/);
     t.equal(await twin.locator('.prob').count(), 2, "every label's probability");
   }
-  t.match(await page.locator('.timings').innerText(), /candidates for 1 query/);
+  t.match(await page.locator('.timings').textContent(), /candidates for 1 query/);
   await browser.screenshot('search');
   t.same(browser.takeErrors(), [], 'no console errors');
 });
@@ -98,7 +98,7 @@ t.test('a wrong API key gets a clear message; the right one is accepted', async 
   await page.locator('input[name=apikey]').press('Enter');
   const error = page.locator('.key-error');
   await error.waitFor();
-  t.match(await error.innerText(), /not accepted \(401 UNAUTHORIZED\)/);
+  t.match(await error.textContent(), /not accepted \(401 UNAUTHORIZED\)/);
   await browser.screenshot('wrong-key');
   const errors = browser.takeErrors();
   t.ok(
@@ -129,7 +129,7 @@ t.test('keyboard-only annotation loop; the export holds the labels', async (t) =
   await page.keyboard.press('ArrowUp');
   await page.keyboard.press('0');
   await status.filter({ hasText: 'Saved “not_paraphrase” for pair 1' }).waitFor();
-  t.equal(await rows.nth(0).locator('.badge').innerText(), 'not_paraphrase', 'relabeled');
+  t.equal(await rows.nth(0).locator('.badge').textContent(), 'not_paraphrase', 'relabeled');
 
   await page.locator('.pairs-toolbar select').selectOption('turku');
   await page.keyboard.press('Escape');
@@ -140,11 +140,11 @@ t.test('keyboard-only annotation loop; the export holds the labels', async (t) =
   await page.keyboard.press('<');
   await page.keyboard.press('i');
   await status.filter({ hasText: 'Saved “4<i” for pair 3' }).waitFor();
-  t.equal(await rows.nth(2).locator('.badge').innerText(), '4<i');
+  t.equal(await rows.nth(2).locator('.badge').textContent(), '4<i');
   await browser.screenshot('annotate');
   t.same(browser.takeErrors(), [], 'no console errors');
 
-  const first = await rows.nth(0).locator('.side-b').innerText();
+  const first = (await rows.nth(0).locator('.side-b').textContent()) ?? '';
   const binary = await exportOf('binary');
   t.equal(binary.length, 1, 'one binary label (pair 2 was undone)');
   t.match(binary[0], { label: 'not_paraphrase' });
@@ -159,7 +159,7 @@ t.test('keyboard-only annotation loop; the export holds the labels', async (t) =
 
   await page.goto(`${url}/#/annotations`);
   await page.locator('.total').waitFor();
-  t.equal(await page.locator('.total').innerText(), '2');
+  t.equal(await page.locator('.total').textContent(), '2');
   const [download] = await Promise.all([
     page.waitForEvent('download'),
     page.locator('.exports span', { hasText: 'binary' }).locator('button', { hasText: 'TSV' }).click(),
@@ -185,8 +185,8 @@ t.test('a job started from the page reaches 100% and shows its pairs and cluster
   await page.locator('button', { hasText: 'Start job' }).click();
   await page.waitForURL(/#\/jobs\/[0-9a-f-]{36}$/);
   await page.locator('.state.done').waitFor({ timeout: 120_000 });
-  t.equal(await page.locator('.job-progress .pct').innerText(), '100%');
-  const pairs = Number(await page.locator('.pairs-count').innerText());
+  t.equal(await page.locator('.job-progress .pct').textContent(), '100%');
+  const pairs = Number(await page.locator('.pairs-count').textContent());
   t.ok(pairs > 0, `${pairs} pairs`);
   await rows.first().waitFor();
   t.equal(await rows.count(), Math.min(pairs, 50), 'the first page of pairs');
@@ -205,9 +205,9 @@ t.test('a job started from the page reaches 100% and shows its pairs and cluster
 t.test('the index page', async (t) => {
   await page.goto(`${url}/#/index`);
   await page.locator('.sentences').waitFor();
-  t.match(await page.locator('.sentences').innerText(), /^\d+$/);
+  t.match(await page.locator('.sentences').textContent(), /^\d+$/);
   await page.locator('.metrics').waitFor();
-  t.match(await page.locator('.metrics').innerText(), /candidates returned/);
+  t.match(await page.locator('.metrics').textContent(), /candidates returned/);
   await browser.screenshot('index');
   t.same(browser.takeErrors(), [], 'no console errors');
 });

@@ -13,27 +13,17 @@
  * of each is reported apart (it pays the models' warm-up). Without --index: indexes/demo (`bash
  * scripts/demo` builds it).
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { launchChromium } from './chromium.js';
+import { machineInfo } from './machine.js';
 import { spawnServe } from './serve-child.js';
 
 const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 const { values: raw } = parseArgs({
   options: {
     index: { type: 'string', default: 'indexes/demo' },
@@ -78,9 +68,6 @@ async function main(): Promise<void> {
       `no index at ${args.index}: build the demo one with \`bash scripts/demo\`, or give --index`,
     );
   }
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run \`bash scripts/setup\``);
-  // A dev dependency: imported here so that the service never loads it.
-  const { chromium } = await import('playwright-core');
   const loadBefore = loadavg();
   const svc = await spawnServe([
     CLI,
@@ -92,13 +79,8 @@ async function main(): Promise<void> {
     '--log-level',
     'info',
   ]);
-  const profile = mkdtempSync(join(tmpdir(), 'paramine-bench-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: FLAGS,
-    viewport: { width: 1400, height: 900 },
-  });
+  const browser = await launchChromium();
+  const { context } = browser;
   try {
     const page = context.pages()[0] ?? (await context.newPage());
     const cdp = await context.newCDPSession(page);
@@ -149,13 +131,7 @@ async function main(): Promise<void> {
       serverMs.push(api.serverMs);
     }
     const result = {
-      machine: {
-        cpus: cpus().length,
-        cpuModel: cpus()[0]?.model ?? 'unknown',
-        node: process.version,
-        loadavgBefore: loadBefore,
-        loadavgAfter: loadavg(),
-      },
+      machine: machineInfo(loadBefore),
       index: resolve(args.index),
       rerank: args.rerank,
       page: { ...weight, ...timing },
@@ -170,8 +146,7 @@ async function main(): Promise<void> {
     if (args.json) writeFileSync(args.json, `${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(markdown(result));
   } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
+    await browser.close();
     svc.child.kill('SIGTERM');
   }
 }

@@ -1,25 +1,13 @@
 /**
- * Headless Chromium for the web page's tests: Debian's /usr/bin/chromium (installed by scripts/setup)
- * driven by playwright-core, with a fresh profile and the flags that keep it from reaching out (without
- * the background-networking ones its connections are refused here). Console errors and uncaught page
- * errors are collected so a test can assert there were none.
+ * Headless Chromium for the web page's tests (src/bench/chromium.ts: Debian's, a fresh profile, no
+ * network of its own), with its console errors and uncaught page errors collected so a test can assert
+ * there were none, and screenshots saved as test artifacts.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../../src/bench/chromium.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Screenshots land here (git-ignored), one folder per test file. */
 export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 
@@ -34,17 +22,8 @@ export interface TestBrowser {
 }
 
 export async function launchBrowser(artifactDir: string): Promise<TestBrowser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: run \`bash scripts/setup\` (it installs Debian's chromium)`);
-  }
-  const profile = mkdtempSync(join(tmpdir(), 'paramine-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_FLAGS,
-    viewport: { width: 1400, height: 900 },
-    acceptDownloads: true,
-  });
+  const browser = await launchChromium({ acceptDownloads: true });
+  const { context } = browser;
   const page = context.pages()[0] ?? (await context.newPage());
   let errors: string[] = [];
   page.on('console', (m) => {
@@ -66,9 +45,6 @@ export async function launchBrowser(artifactDir: string): Promise<TestBrowser> {
       await page.screenshot({ path, fullPage: options.fullPage ?? true });
       return path;
     },
-    async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
+    close: () => browser.close(),
   };
 }
