@@ -161,6 +161,18 @@ t.test('annotations: write, replace, look up, summarize, export, undo', async (t
   await call(t, app, { url: '/v1/annotations?format=xml' }, 400);
   await call(t, locked, { url: '/v1/annotations' }, 401);
 
+  const tested = JSON.parse(bykey.body).id;
+  const others = { authorization: 'Bearer other-key-0000' };
+  const two = svc.app({
+    auth: { keys: [...keys, { name: 'other', key: 'other-key-0000' }], protectAll: false },
+  });
+  await call(t, two, { method: 'DELETE', url: `/v1/annotations/${tested}`, headers: others }, 404);
+  await call(
+    t,
+    keyed,
+    { method: 'DELETE', url: `/v1/annotations/${tested}`, headers: { authorization: `Bearer ${KEY}` } },
+    200,
+  );
   await call(t, app, { method: 'DELETE', url: `/v1/annotations/${first.id}` }, 200);
   await call(t, app, { method: 'DELETE', url: `/v1/annotations/${first.id}` }, 404);
   await call(t, app, { method: 'DELETE', url: '/v1/annotations/not-an-id' }, 400);

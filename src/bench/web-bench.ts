@@ -18,6 +18,7 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { BrowserContext, Page } from 'playwright-core';
 import { z } from 'zod';
 import { launchChromium } from './chromium.js';
 import { machineInfo } from './machine.js';
@@ -83,40 +84,7 @@ async function main(): Promise<void> {
   const { context } = browser;
   try {
     const page = context.pages()[0] ?? (await context.newPage());
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('Network.enable');
-    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
-    const seen = new Map<string, Resource>();
-    cdp.on('Network.responseReceived', (e) => {
-      seen.set(e.requestId, {
-        url: e.response.url.replace(svc.url, ''),
-        type: e.type ?? '',
-        status: e.response.status,
-        transferredBytes: 0,
-        bodyBytes: 0,
-      });
-    });
-    cdp.on('Network.dataReceived', (e) => {
-      const r = seen.get(e.requestId);
-      if (r) r.bodyBytes += e.dataLength;
-    });
-    cdp.on('Network.loadingFinished', (e) => {
-      const r = seen.get(e.requestId);
-      if (r) r.transferredBytes = e.encodedDataLength;
-    });
-
-    await page.goto(`${svc.url}/#/search`, { waitUntil: 'networkidle' });
-    await page.locator('#query').waitFor();
-    const timing = await page.evaluate<{ domContentLoadedMs: number; loadMs: number; appReadyMs: number }>(
-      NAVIGATION_TIMING,
-    );
-    const resources = [...seen.values()];
-    const weight = {
-      requests: resources.length,
-      transferredKB: resources.reduce((n, r) => n + r.transferredBytes, 0) / 1024,
-      bodyKB: resources.reduce((n, r) => n + r.bodyBytes, 0) / 1024,
-      resources,
-    };
+    const { weight, timing } = await loadAndWeigh(context, page, svc.url);
     log(`search page: ${weight.requests} requests, ${weight.transferredKB.toFixed(1)} KB transferred`);
 
     const queries = await sampleQueries(svc.url, args.queries);
@@ -149,6 +117,44 @@ async function main(): Promise<void> {
     await browser.close();
     svc.child.kill('SIGTERM');
   }
+}
+
+/** A cold load of the search page: every response's bytes (Chromium's network events) and the timings. */
+async function loadAndWeigh(context: BrowserContext, page: Page, url: string) {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  const seen = new Map<string, Resource>();
+  cdp.on('Network.responseReceived', (e) => {
+    seen.set(e.requestId, {
+      url: e.response.url.replace(url, ''),
+      type: e.type ?? '',
+      status: e.response.status,
+      transferredBytes: 0,
+      bodyBytes: 0,
+    });
+  });
+  cdp.on('Network.dataReceived', (e) => {
+    const r = seen.get(e.requestId);
+    if (r) r.bodyBytes += e.dataLength;
+  });
+  cdp.on('Network.loadingFinished', (e) => {
+    const r = seen.get(e.requestId);
+    if (r) r.transferredBytes = e.encodedDataLength;
+  });
+  await page.goto(`${url}/#/search`, { waitUntil: 'networkidle' });
+  await page.locator('#query').waitFor();
+  const timing = await page.evaluate<{ domContentLoadedMs: number; loadMs: number; appReadyMs: number }>(
+    NAVIGATION_TIMING,
+  );
+  const resources = [...seen.values()];
+  const weight = {
+    requests: resources.length,
+    transferredKB: resources.reduce((n, r) => n + r.transferredBytes, 0) / 1024,
+    bodyKB: resources.reduce((n, r) => n + r.bodyBytes, 0) / 1024,
+    resources,
+  };
+  return { weight, timing };
 }
 
 /** Sentences of the index spread over its id range (GET /v1/sentences/:id). */
@@ -186,7 +192,7 @@ const NAVIGATION_TIMING = `(() => {
   return { domContentLoadedMs: nav.domContentLoadedEventEnd, loadMs: nav.loadEventEnd, appReadyMs: performance.now() };
 })()`;
 
-async function timeThroughPage(page: import('playwright-core').Page, query: string): Promise<number> {
+async function timeThroughPage(page: Page, query: string): Promise<number> {
   await page.locator('#query').fill(query);
   return page.evaluate<number>(CLICK_TO_FIRST_ROW);
 }

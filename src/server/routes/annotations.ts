@@ -132,8 +132,11 @@ export const annotationRoutes: RoutePlugin = async (app, { ctx, auth }) => {
 
   app.delete('/v1/annotations/:id', write, async (req) => {
     const { id } = parseInput(idParams, req.params, 'id');
-    const removed = await store.remove(id);
-    if (removed === undefined) throw new ParamineError('NOT_FOUND', `no annotation ${id}`, { field: 'id' });
-    return removed;
+    // With keys, a key removes only what it wrote.
+    const own = store.get(id);
+    if (own === undefined || (auth.configured && own.annotator !== req.apiKeyName)) {
+      throw new ParamineError('NOT_FOUND', `no annotation ${id} of yours`, { field: 'id' });
+    }
+    return (await store.remove(id)) ?? own;
   });
 };

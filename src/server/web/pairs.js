@@ -1,13 +1,12 @@
 // The pair view shared by search results and job results: one row per pair with its diff, the model's
 // label and every label's probability, cosine, ranks, lexical measures, metadata, and the annotation
-// controls; and the keyboard loop (Prodigy-like: a accept, x reject, space or arrows to move,
-// Backspace undo, digits for labels, < > i s to amend a Turku label).
+// controls, driven from the keyboard by loop.js.
 //
 // Columns are a registry: a feature adds one with addPairColumn (e.g. the two sides' domain score),
 // and highlights in the texts with addPairMarks (diffview.js).
-import { amendTurku, pairKey, schemeChoice, useAnnotations } from './annotate.js';
-import { explain } from './api.js';
+import { pairKey, schemeChoice, useAnnotations } from './annotate.js';
 import { PairText } from './diffview.js';
+import { useKeyLoop } from './loop.js';
 import { html, num, useEffect, useRef, useState } from './ui.js';
 
 function Probabilities({ pair }) {
@@ -104,22 +103,6 @@ function AnnotationCell({ pair, row }) {
   </div>`;
 }
 
-const typing = (el) => el && ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName);
-
-/** What a key does in the loop, or undefined when it is not one of the loop's keys. */
-function keyAction(key, scheme) {
-  if (key === 'a') return { decision: 'accept', advance: true };
-  if (key === 'x') return { decision: 'reject', advance: true };
-  if (key === ' ' || key === 'ArrowDown' || key === 'j' || key === 'Enter') return { move: 1 };
-  if (key === 'ArrowUp' || key === 'k') return { move: -1 };
-  if (key === 'Backspace') return { undo: true };
-  if (scheme === 'binary' && (key === '1' || key === '0'))
-    return { decision: 'label', label: key === '1' ? 'paraphrase' : 'not_paraphrase' };
-  if (scheme === 'turku' && /^[1-4]$/.test(key)) return { decision: 'label', label: key };
-  if (scheme === 'turku' && ['<', '>', 'i', 's'].includes(key)) return { amend: key };
-  return undefined;
-}
-
 /**
  * The table of pairs with the annotation loop. `config` is GET /v1/config; `groupBy(pair)` names a
  * group header row (the query, for search results); `auth` = {keyed, enabled}.
@@ -127,68 +110,13 @@ function keyAction(key, scheme) {
 export function PairTable({ pairs, config, auth, groupBy, caption }) {
   const schemes = config.annotation.schemes;
   const [scheme, setScheme] = useState(() => schemeChoice.get(config.annotation.default));
-  const [focus, setFocusState] = useState(0);
   const [status, setStatus] = useState('');
-  const { byKey, get, save, undo } = useAnnotations(pairs, auth);
+  const annotations = useAnnotations(pairs, auth);
+  const { focus, setFocus, act } = useKeyLoop({ pairs, scheme, annotations, setStatus });
   const table = useRef(null);
-  // Keys are handled one after another against the latest focus and labels, not those of the last
-  // render: a fast typist's ↑ then 0 must label the pair ↑ moved to.
-  const focusRef = useRef(0);
-  const queue = useRef(Promise.resolve());
-  const setFocus = (i) => {
-    focusRef.current = Math.max(0, Math.min(pairs.length - 1, i));
-    setFocusState(focusRef.current);
-  };
-
-  useEffect(() => setFocus(0), [pairs]);
   useEffect(() => {
     table.current?.querySelector(`tr[data-row="${focus}"]`)?.scrollIntoView({ block: 'nearest' });
   }, [focus]);
-
-  async function act(pair, decision, label) {
-    try {
-      const r = await save(pair, scheme, decision, label);
-      setStatus(`Saved “${r.label}” for pair ${pairs.indexOf(pair) + 1}.`);
-      return r;
-    } catch (e) {
-      setStatus(explain(e));
-      throw e;
-    }
-  }
-
-  async function perform(action) {
-    const pair = pairs[focusRef.current];
-    if (action.move) setFocus(focusRef.current + action.move);
-    else if (action.undo) {
-      const back = await undo().catch((err) => setStatus(explain(err)));
-      if (back) {
-        setFocus(pairs.indexOf(back));
-        setStatus(`Undone: pair ${pairs.indexOf(back) + 1}.`);
-      } else if (back === null) setStatus('Nothing to undo.');
-    } else if (action.amend) {
-      const label = amendTurku(get(pair)?.label, action.amend);
-      if (label === undefined) setStatus('Type a label 1-4 first, then < > i s to amend it.');
-      else await act(pair, 'label', label).catch(() => undefined);
-    } else {
-      await act(pair, action.decision, action.label).catch(() => undefined);
-      if (action.advance) setFocus(focusRef.current + 1);
-    }
-  }
-
-  function onKey(e) {
-    // Esc leaves a text box, so the keys drive the loop again.
-    if (e.key === 'Escape' && typing(document.activeElement)) return document.activeElement.blur();
-    if (e.ctrlKey || e.metaKey || e.altKey || typing(document.activeElement) || pairs.length === 0) return;
-    const action = keyAction(e.key, scheme);
-    if (!action) return;
-    e.preventDefault();
-    queue.current = queue.current.then(() => perform(action));
-  }
-
-  useEffect(() => {
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  });
 
   const chooseScheme = (s) => {
     schemeChoice.set(s);
@@ -202,7 +130,7 @@ export function PairTable({ pairs, config, auth, groupBy, caption }) {
       group = g;
       rows.push(html`<tr class="group"><th colspan=${PAIR_COLUMNS.length}>${g}</th></tr>`);
     }
-    const row = { index, annotation: byKey.get(pairKey(p)), scheme, act };
+    const row = { index, annotation: annotations.byKey.get(pairKey(p)), scheme, act };
     rows.push(html`<tr data-row=${index} class=${index === focus ? 'focused' : ''}
         aria-selected=${index === focus} onClick=${() => setFocus(index)}>
       ${PAIR_COLUMNS.map((c) => html`<td class=${c.className}>${c.render(p, row)}</td>`)}
@@ -210,18 +138,7 @@ export function PairTable({ pairs, config, auth, groupBy, caption }) {
   });
 
   return html`<section class="pairs">
-    <div class="pairs-toolbar">
-      ${caption ? html`<span class="caption">${caption}</span>` : null}
-      <label>Scheme <select value=${scheme} onChange=${(e) => chooseScheme(e.currentTarget.value)}>
-        ${Object.keys(schemes).map((s) => html`<option value=${s}>${s}</option>`)}
-      </select></label>
-      <span class="keys">
-        <kbd>a</kbd> accept (${schemes[scheme].accept}) · <kbd>x</kbd> reject (${schemes[scheme].reject}) ·
-        <kbd>esc</kbd> leave a text box · <kbd>space</kbd>/<kbd>↓</kbd> next · <kbd>↑</kbd> previous · <kbd>⌫</kbd> undo ·
-        ${scheme === 'turku' ? html`<kbd>1</kbd>–<kbd>4</kbd> label, <kbd>${'<'}</kbd> <kbd>${'>'}</kbd> <kbd>i</kbd> <kbd>s</kbd> amend` : html`<kbd>1</kbd>/<kbd>0</kbd> paraphrase / not`}
-      </span>
-      ${auth.enabled ? null : html`<span class="warn">Enter an API key above to annotate.</span>`}
-    </div>
+    <${Toolbar} caption=${caption} schemes=${schemes} scheme=${scheme} onScheme=${chooseScheme} enabled=${auth.enabled} />
     <p class="status" role="status" aria-live="polite">${status}</p>
     <datalist id=${`labels-${scheme}`}>${schemes[scheme].labels.map((l) => html`<option value=${l} />`)}</datalist>
     <table class="pairtable" ref=${table}>
@@ -229,4 +146,19 @@ export function PairTable({ pairs, config, auth, groupBy, caption }) {
       <tbody>${rows}</tbody>
     </table>
   </section>`;
+}
+
+function Toolbar({ caption, schemes, scheme, onScheme, enabled }) {
+  return html`<div class="pairs-toolbar">
+    ${caption ? html`<span class="caption">${caption}</span>` : null}
+    <label>Scheme <select value=${scheme} onChange=${(e) => onScheme(e.currentTarget.value)}>
+      ${Object.keys(schemes).map((s) => html`<option value=${s}>${s}</option>`)}
+    </select></label>
+    <span class="keys">
+      <kbd>a</kbd> accept (${schemes[scheme].accept}) · <kbd>x</kbd> reject (${schemes[scheme].reject}) ·
+      <kbd>esc</kbd> leave a text box · <kbd>space</kbd>/<kbd>↓</kbd> next · <kbd>↑</kbd> previous · <kbd>⌫</kbd> undo ·
+      ${scheme === 'turku' ? html`<kbd>1</kbd>–<kbd>4</kbd> label, <kbd>${'<'}</kbd> <kbd>${'>'}</kbd> <kbd>i</kbd> <kbd>s</kbd> amend` : html`<kbd>1</kbd>/<kbd>0</kbd> paraphrase / not`}
+    </span>
+    ${enabled ? null : html`<span class="warn">Enter an API key above to annotate.</span>`}
+  </div>`;
 }

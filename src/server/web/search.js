@@ -53,7 +53,8 @@ function requestOf(form, config) {
   return body;
 }
 
-export function SearchView({ config, auth }) {
+/** The query box and the options; calls onSearch(body) with the request. */
+function SearchForm({ config, busy, onSearch }) {
   const presets = config.jobs.presets;
   const [form, setForm] = useState({
     text: '',
@@ -66,9 +67,6 @@ export function SearchView({ config, auth }) {
     minCosine: '',
     filter: {},
   });
-  const [result, setResult] = useState(null);
-  const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
   const set = (k) => (e) => setForm({ ...form, [k]: e.currentTarget.value });
   const setFilter = (k) => (e) =>
     setForm({ ...form, filter: { ...form.filter, [k]: e.currentTarget.value } });
@@ -82,35 +80,15 @@ export function SearchView({ config, auth }) {
       ...form,
       labels: form.labels.includes(l) ? form.labels.filter((x) => x !== l) : [...form.labels, l],
     });
-
-  async function run(e) {
-    e?.preventDefault();
-    const body = requestOf(form, config);
-    if (body.texts.length === 0) return setError('Type a sentence to search for (one a line for several).');
-    setBusy(true);
-    setError('');
-    const started = performance.now();
-    try {
-      const r = await api('/v1/search', { method: 'POST', body });
-      setResult({
-        pairs: toPairs(r.results),
-        timings: r.timings,
-        ms: performance.now() - started,
-        n: body.texts.length,
-      });
-    } catch (err) {
-      setError(explain(err));
-    } finally {
-      setBusy(false);
-    }
-  }
-
+  const submit = (e) => {
+    e.preventDefault();
+    onSearch(requestOf(form, config));
+  };
   const onQueryKey = (e) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void run(e);
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) submit(e);
   };
 
-  return html`<div class="view search">
-    <form class="search-form" onSubmit=${run}>
+  return html`<form class="search-form" onSubmit=${submit}>
       <textarea id="query" rows="3" placeholder="A sentence to find paraphrases of (one a line for several; Ctrl+Enter searches)"
         value=${form.text} onInput=${set('text')} onKeyDown=${onQueryKey} aria-label="query"></textarea>
       <div class="options">
@@ -136,7 +114,32 @@ export function SearchView({ config, auth }) {
         ${FILTER_FIELDS.map(([k, label, hint]) => html`<${Field} label=${label} hint=${hint}><input type="number" step="any" min="0" value=${form.filter[k] ?? ''} onInput=${setFilter(k)} /></${Field}>`)}
         <button type="submit" class="primary" disabled=${busy}>${busy ? 'Searching…' : 'Search'}</button>
       </div>
-    </form>
+    </form>`;
+}
+
+export function SearchView({ config, auth }) {
+  const [result, setResult] = useState(null);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  async function run(body) {
+    if (body.texts.length === 0) return setError('Type a sentence to search for (one a line for several).');
+    setBusy(true);
+    setError('');
+    const started = performance.now();
+    try {
+      const r = await api('/v1/search', { method: 'POST', body });
+      const ms = performance.now() - started;
+      setResult({ pairs: toPairs(r.results), timings: r.timings, ms, n: body.texts.length });
+    } catch (err) {
+      setError(explain(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return html`<div class="view search">
+    <${SearchForm} config=${config} busy=${busy} onSearch=${run} />
     <${Alert} error=${error} onClose=${() => setError('')} />
     ${
       result
