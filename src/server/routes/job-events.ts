@@ -21,6 +21,11 @@ export const jobEventRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   if (ctx.jobs === undefined) throw new ParamineError('BAD_CONFIG', 'job event routes need a job manager');
   const o = { manager: ctx.jobs.manager, jobs: ctx.jobs.store };
   app.addHook('onRequest', auth.require('read'));
+  // Open streams end when the app starts closing, so shutting down does not wait for a heartbeat.
+  const open = new Set<AbortController>();
+  app.addHook('preClose', async () => {
+    for (const c of open) c.abort();
+  });
 
   async function* events(id: string, signal: AbortSignal): AsyncGenerator<string> {
     let dirty = true;
@@ -66,7 +71,11 @@ export const jobEventRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     const { id } = parseInput(idParams, req.params, 'id');
     o.manager.get(id);
     const closed = new AbortController();
-    reply.raw.once('close', () => closed.abort());
+    open.add(closed);
+    reply.raw.once('close', () => {
+      closed.abort();
+      open.delete(closed);
+    });
     return reply
       .type('text/event-stream; charset=utf-8')
       .header('cache-control', 'no-cache')
