@@ -5,6 +5,7 @@
  */
 import { SCHEME_INFO } from '../../annotations/index.js';
 import { FILTER_PRESETS } from '../../jobs/index.js';
+import { detectScheme } from '../../text/labels.js';
 import type { AppContext, RoutePlugin } from '../context.js';
 
 export const configRoutes: RoutePlugin = async (app, { ctx, auth }) => {
@@ -13,7 +14,11 @@ export const configRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     return {
       auth: { keys: auth.configured, protectAll: auth.protectAll },
       reranker: labels === undefined ? null : { labels: [...labels] },
-      annotation: { schemes: SCHEME_INFO, default: 'binary' },
+      // The scheme the cross-encoder labels in (read from its label names), else binary.
+      annotation: {
+        schemes: SCHEME_INFO,
+        default: labels !== undefined && detectScheme(labels).name === 'turku' ? 'turku' : 'binary',
+      },
       search: {
         defaults: { k: 10, rerank: labels !== undefined, nprobe: defaultNprobe(ctx) },
         limits: ctx.limits,
