@@ -28,12 +28,14 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/src/native/build/Release/paramine_faiss.node ./src/native/build/Release/paramine_faiss.node
 COPY --from=build /app/models ./models
+# The web page's assets are served from the source tree (no build step).
+COPY --from=build /app/src/server/web ./src/server/web
 COPY openapi.yaml ./
 RUN useradd --system --uid 10001 --home /app paramine && mkdir -p /app/indexes /app/jobs && chown -R paramine /app/indexes /app/jobs
 USER paramine
 ENV NODE_ENV=production
 EXPOSE 8080
-# Indexes may be mounted read-only; mining jobs persist in their own volume.
+# Indexes may be mounted read-only; mining jobs and the web page's annotations persist in their own volume.
 VOLUME ["/app/indexes", "/app/jobs"]
 ENTRYPOINT ["node", "dist/cli.js"]
-CMD ["serve", "--index", "indexes/default", "--jobs-dir", "jobs", "--host", "0.0.0.0", "--port", "8080"]
+CMD ["serve", "--index", "indexes/default", "--jobs-dir", "jobs", "--annotations-dir", "jobs/annotations", "--host", "0.0.0.0", "--port", "8080"]

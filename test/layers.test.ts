@@ -19,7 +19,7 @@ const ORDER: ReadonlyArray<readonly string[]> = [
   ['indexer'],
   ['search'],
   ['rerank'],
-  ['jobs'],
+  ['jobs', 'annotations'],
   ['service'],
   ['server', 'mine', 'bench', 'queue'],
 ];

@@ -15,12 +15,13 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { z } from 'zod';
+import { machineInfo } from './machine.js';
 
 const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
 const ROOT = resolve(dirname(CLI), '..');
@@ -309,13 +310,7 @@ async function run(): Promise<void> {
       startedAt,
       finishedAt: new Date().toISOString(),
       command: `node dist/bench/serve-bench.js ${process.argv.slice(2).join(' ')}`.trim(),
-      machine: {
-        cpus: cpus().length,
-        cpuModel: cpus()[0]?.model ?? 'unknown',
-        node: process.version,
-        loadavgBefore: loadBefore,
-        loadavgAfter: loadavg(),
-      },
+      machine: machineInfo(loadBefore),
       index: {
         dir: index,
         sentences: info.sentences,

@@ -4,6 +4,7 @@
  * batch commits its pairs, their keys and the advanced cursor in one transaction, so a kill at any point
  * resumes at a batch boundary with no pair lost and none duplicated.
  */
+import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
@@ -61,6 +62,8 @@ export class JobStore {
   private readonly seen: Database<true, PairKeyKey>;
   private readonly clusterDb: Database<number[], SeqKey>;
   private closed = false;
+  /** Emits `job` with the job's id after every write of its record (progress, state): live progress. */
+  readonly changes = new EventEmitter<{ job: [id: string] }>().setMaxListeners(0);
 
   private constructor(root: RootDatabase) {
     this.root = root;
@@ -98,6 +101,7 @@ export class JobStore {
   async put(job: JobRecord): Promise<void> {
     this.assertOpen();
     await this.jobs.put(job.id, job);
+    this.changes.emit('job', job.id);
   }
 
   hasPair(jobId: string, key: string): boolean {
@@ -118,6 +122,7 @@ export class JobStore {
       });
       this.jobs.put(after.id, after);
     });
+    this.changes.emit('job', after.id);
   }
 
   /** Pairs with sequence numbers [offset, offset + limit), in order. */
@@ -145,6 +150,7 @@ export class JobStore {
       for (const [i, ids] of clusters.entries()) this.clusterDb.put([job.id, i], ids);
       this.jobs.put(job.id, job);
     });
+    this.changes.emit('job', job.id);
   }
 
   *clusters(

@@ -7,7 +7,7 @@
 import { ParamineError } from '../errors.js';
 import type { Embedder, PairScore, PairScorer } from '../models/ports.js';
 import type { SentenceStore } from '../store/index.js';
-import { normalize } from '../text/index.js';
+import { normalize, pairDiff } from '../text/index.js';
 import { hitRows, keptCandidates, type Metric, type QueryContext, recordsOf } from './candidates.js';
 import { finalCandidates, rerankRows } from './rank.js';
 import type { QueryResult, SearchOptions, SearchResponse } from './types.js';
@@ -135,7 +135,9 @@ export class SearchCore {
       : 0;
     const results = kept.map((row, q) => ({
       query: queries[q] as string,
-      candidates: finalCandidates(row, options),
+      candidates: finalCandidates(row, options).map((c) =>
+        options.diff ? { ...c, diff: pairDiff(queries[q] as string, c.text) } : c,
+      ),
     }));
     return { results, searchMs: ann.ms, rerankMs };
   }

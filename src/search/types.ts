@@ -1,6 +1,7 @@
 /** Shapes of the one search + rerank core that the server, the job runner and the benchmark share. */
 import { z } from 'zod';
 import type { Meta } from '../store/index.js';
+import type { PairDiff } from '../text/index.js';
 import { type LexicalMeasures, lexicalFilterSchema } from './lexical.js';
 
 export const MAX_K = 1000;
@@ -22,6 +23,8 @@ export const searchOptionsSchema = z
     filter: lexicalFilterSchema.default({}),
     /** Drop candidates whose dedup key equals the query's (the query itself, re-cased or re-punctuated). */
     excludeDuplicates: z.boolean().default(true),
+    /** Give each candidate the word-level diff of the query and its text. */
+    diff: z.boolean().optional(),
   })
   .strict();
 export type SearchOptionsInput = z.input<typeof searchOptionsSchema>;
@@ -39,6 +42,8 @@ export interface Candidate {
   probabilities?: Record<string, number>;
   lexical: LexicalMeasures;
   meta?: Meta;
+  /** With `diff: true`: query (a) against this candidate (b). */
+  diff?: PairDiff;
 }
 
 export interface QueryResult {

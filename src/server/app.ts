@@ -9,6 +9,7 @@ import type { AppContext, RoutePlugin } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { healthRoutes, infoRoutes } from './routes/info.js';
 import { jobRoutes } from './routes/jobs.js';
+import { pageRoutes } from './routes/page.js';
 import { searchRoutes } from './routes/search.js';
 
 export interface AppOptions {
@@ -44,6 +45,7 @@ export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInst
     infoRoutes,
     searchRoutes,
     ...(ctx.jobs ? [jobRoutes] : []),
+    pageRoutes,
     ...(options.plugins ?? []),
   ];
   for (const plugin of plugins) void app.register(plugin, { ctx, auth });

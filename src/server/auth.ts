@@ -43,6 +43,16 @@ export class ApiKeys {
     this.#protectAll = options.protectAll;
   }
 
+  /** Whether any key is configured (then write routes need one). */
+  get configured(): boolean {
+    return this.#keys.length > 0;
+  }
+
+  /** Whether read routes need a key too (`--auth-all`). */
+  get protectAll(): boolean {
+    return this.#protectAll;
+  }
+
   /** Adds `req.apiKeyName` to every request of the app (null until a hook sets it). */
   static decorate(app: FastifyInstance): void {
     app.decorateRequest('apiKeyName', null);

@@ -1,5 +1,6 @@
 /** What the route plugins get: the service, limits, metrics, the job manager and the API keys. */
 import type { FastifyPluginAsync } from 'fastify';
+import type { AnnotationStore } from '../annotations/index.js';
 import type { Jobs, Service } from '../service/index.js';
 import type { ApiKeys } from './auth.js';
 import type { Metrics } from './metrics.js';
@@ -30,6 +31,8 @@ export interface AppContext {
   metrics: Metrics;
   /** The job manager behind /v1/jobs; without it those routes are not served. */
   jobs?: Jobs | undefined;
+  /** The web page's pair annotations; without it /v1/annotations is not served. */
+  annotations?: AnnotationStore | undefined;
   /** The front end's own readiness checks (e.g. `serving: false` while shutting down). */
   readiness?: (() => Record<string, boolean>) | undefined;
 }

@@ -30,6 +30,7 @@ const optionsSchema = z.object({
   mmap: z.boolean().optional(),
   ortSpin: z.boolean().default(false),
   jobsDir: z.string().min(1).optional(),
+  annotationsDir: z.string().min(1).optional(),
   dataDir: z.string().min(1).optional(),
   maxJobs: z.coerce.number().int().min(1).max(64).default(1),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -76,6 +77,10 @@ export function register(program: Command): void {
       false,
     )
     .option('--jobs-dir <dir>', 'where mining jobs persist (default: INDEX/jobs)')
+    .option(
+      '--annotations-dir <dir>',
+      "where the web page's pair annotations persist (default: INDEX/annotations)",
+    )
     .option('--data-dir <dir>', 'directory job scopes may name files in (none: file scopes are refused)')
     .option('--max-jobs <n>', 'mining jobs running at once (more wait in a queue)', '1')
     .option('--log-level <level>', 'pino log level', 'info')
@@ -109,8 +114,16 @@ async function serve(o: z.output<typeof optionsSchema>): Promise<void> {
     maxConcurrent: o.maxJobs,
     onError: (job, e) => log?.error({ job: job.id, err: e }, 'mining job failed'),
   });
+  const annotations = service.openAnnotations(o.annotationsDir ?? join(o.index, 'annotations'));
   const app = buildApp(
-    { service, limits: DEFAULT_LIMITS, metrics, jobs, readiness: () => ({ serving: !shuttingDown }) },
+    {
+      service,
+      limits: DEFAULT_LIMITS,
+      metrics,
+      jobs,
+      annotations,
+      readiness: () => ({ serving: !shuttingDown }),
+    },
     { auth: { keys, protectAll: o.authAll }, requestTimeoutMs: o.timeoutMs, logger: { level: o.logLevel } },
   );
   log = app.log;

@@ -6,6 +6,7 @@
  * Observability enters as hooks, so this module knows nothing of Prometheus or HTTP.
  */
 import { basename, join, resolve } from 'node:path';
+import { AnnotationStore } from '../annotations/index.js';
 import { type Embedder, Encoder } from '../encode/index.js';
 import { readManifest, ShardedIndex, VectorFile } from '../index/index.js';
 import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
@@ -99,6 +100,8 @@ export interface Service {
   jobContext(dataDir?: string): JobContext;
   /** A job manager over this service with its store in `dir`; closed with the service. */
   openJobs(options: JobsOptions): Jobs;
+  /** The pair annotations' store in `dir` (its own LMDB environment); closed with the service. */
+  openAnnotations(dir: string): AnnotationStore;
   /** Named readiness checks; all true means the service answers queries. */
   readiness(): Promise<Record<string, boolean>>;
   /** Closes the job managers opened here (pausing running jobs), then the models, index and store. */
@@ -180,6 +183,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     dataDir,
   });
   const jobManagers: Jobs[] = [];
+  const annotationStores: AnnotationStore[] = [];
   return {
     core: interactive,
     store,
@@ -198,6 +202,11 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
       jobManagers.push(jobs);
       return jobs;
     },
+    openAnnotations(dir) {
+      const annotations = AnnotationStore.open(dir);
+      annotationStores.push(annotations);
+      return annotations;
+    },
     readiness: () => probe.check(),
     async close() {
       // Running jobs pause at a batch boundary (committed) before anything they use goes away.
@@ -205,6 +214,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
         await j.manager.close();
         await j.store.close();
       }
+      for (const a of annotationStores.splice(0)) await a.close();
       await closers.closeAll();
     },
   };

@@ -5,8 +5,10 @@ export { bleuFromStats, ngramMatches, sentenceBleu, symmetricBleu, tokenize13a }
 export type { CharAnalyzer, CharNgramOptions } from './charngrams.js';
 export { charNgramCounts } from './charngrams.js';
 export { dedupKey } from './dedup.js';
+export type { DiffOp, DiffSpan, PairDiff } from './diff.js';
+export { pairDiff } from './diff.js';
 export { charLength, normalize } from './normalize.js';
 export { lengthRatio, lengthRatioOfLengths, plr, plrOfLengths } from './plr.js';
 export type { CharNgramTfidfJSON, PairCosineOptions } from './tfidf.js';
 export { CharNgramTfidf, charNgramCosine, dot } from './tfidf.js';
-export { tokenCount, tokenize, wordCount } from './tokenize.js';
+export { tokenCount, tokenize, tokenSpans, wordCount } from './tokenize.js';

@@ -39,6 +39,16 @@ export function tokenize(text: string): string[] {
   return out;
 }
 
+/** tokenize()'s tokens of `text` as it is (not normalized), with their UTF-16 offsets in it. */
+export function tokenSpans(text: string): Array<{ text: string; start: number; end: number }> {
+  TOKEN.lastIndex = 0;
+  const out: Array<{ text: string; start: number; end: number }> = [];
+  for (let m = TOKEN.exec(text); m !== null; m = TOKEN.exec(text)) {
+    out.push({ text: m[0], start: m.index, end: m.index + m[0].length });
+  }
+  return out;
+}
+
 function count(re: RegExp, s: string): number {
   re.lastIndex = 0;
   let n = 0;

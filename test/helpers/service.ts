@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { AnnotationStore } from '../../src/annotations/index.js';
 import { buildIndex } from '../../src/indexer/build.js';
 import type { JobManager, JobStore } from '../../src/jobs/index.js';
 import { type AppOptions, buildApp } from '../../src/server/app.js';
@@ -25,6 +26,7 @@ export interface TestService {
   service: Service;
   jobs: JobManager;
   jobStore: JobStore;
+  annotations: AnnotationStore;
   metrics: Metrics;
   /** The data directory job file scopes resolve in. */
   dataDir: string;
@@ -68,16 +70,18 @@ export async function startTestService(
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir);
   const jobs = service.openJobs({ dir: join(dir, 'jobs'), dataDir });
+  const annotations = service.openAnnotations(join(dir, 'annotations'));
   return {
     dir,
     index,
     service,
     jobs: jobs.manager,
     jobStore: jobs.store,
+    annotations,
     metrics,
     dataDir,
     app(options = {}, ctx = {}) {
-      const app = buildApp({ service, limits: DEFAULT_LIMITS, metrics, jobs, ...ctx }, options);
+      const app = buildApp({ service, limits: DEFAULT_LIMITS, metrics, jobs, annotations, ...ctx }, options);
       apps.push(app);
       return app;
     },

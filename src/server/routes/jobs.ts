@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { FINISHED } from '../../jobs/index.js';
+import { pairDiff } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
 import type { RoutePlugin } from '../context.js';
 
@@ -18,6 +19,11 @@ const streamQuery = z
     offset: z.coerce.number().int().min(0).default(0),
     limit: z.coerce.number().int().min(1).optional(),
     follow: z
+      .enum(['true', 'false', '1', '0'])
+      .default('false')
+      .transform((v) => v === 'true' || v === '1'),
+    /** Results only: each pair carries the word-level diff of its two texts. */
+    diff: z
       .enum(['true', 'false', '1', '0'])
       .default('false')
       .transform((v) => v === 'true' || v === '1'),
@@ -45,16 +51,22 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   app.delete('/v1/jobs/:id', write, async (req) => manager.cancel(parseInput(idParams, req.params, 'id').id));
 
   /** An NDJSON stream of one job's records from `offset` (see follow below). */
-  const ndjson = (path: string, read: (id: string, from: number, max: number) => string[]) =>
+  const ndjson = (
+    path: string,
+    read: (id: string, from: number, max: number, q: z.output<typeof streamQuery>) => string[],
+  ) =>
     app.get(path, async (req, reply) => {
       const { id } = parseInput(idParams, req.params, 'id');
       const q = parseInput(streamQuery, req.query, 'query');
       manager.get(id);
-      const lines = follow(q, id, (from, max) => read(id, from, max));
+      const lines = follow(q, id, (from, max) => read(id, from, max, q));
       return reply.type('application/x-ndjson').send(Readable.from(lines));
     });
-  ndjson('/v1/jobs/:id/results', (id, from, max) =>
-    [...jobs.pairs(id, from, max)].map(({ seq, pair }) => `${JSON.stringify({ seq, ...pair })}\n`),
+  ndjson('/v1/jobs/:id/results', (id, from, max, q) =>
+    [...jobs.pairs(id, from, max)].map(({ seq, pair }) => {
+      const diff = q.diff ? { diff: pairDiff(pair.a.text, pair.b.text) } : {};
+      return `${JSON.stringify({ seq, ...pair, ...diff })}\n`;
+    }),
   );
   ndjson('/v1/jobs/:id/clusters', (id, from, max) =>
     [...jobs.clusters(id, from, max)].map(({ seq, ids }) => `${JSON.stringify({ seq, ids })}\n`),

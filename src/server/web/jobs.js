@@ -1,0 +1,253 @@
+// Mining jobs: start one (scope, presets, filters, rerank, margin, clusters), the list, and a job's
+// page with live progress (server-sent events), cancel, NDJSON download, its pairs in the pair view
+// (paged) and its clusters.
+import { api, download, events, explain, ndjson } from './api.js';
+import { PairTable } from './pairs.js';
+import { Alert, duration, Field, html, num, numberOf, useEffect, useState } from './ui.js';
+
+const PAGE = 50;
+const FINISHED = ['done', 'failed', 'cancelled'];
+
+function Progress({ job }) {
+  const pct = job.total > 0 ? (100 * job.processed) / job.total : job.state === 'done' ? 100 : 0;
+  return html`<div class="progress" title=${`${job.processed} / ${job.total}`}>
+    <progress max="100" value=${pct}></progress> <span class="pct">${pct.toFixed(pct === 100 ? 0 : 1)}%</span>
+  </div>`;
+}
+
+function specOf(f) {
+  const spec = { k: numberOf(f.k) ?? 10, cluster: f.cluster };
+  if (f.scope === 'range')
+    spec.scope = { kind: 'range', start: numberOf(f.start) ?? 0, end: numberOf(f.end) ?? 1 };
+  if (f.scope === 'sentences') {
+    const sentences = f.sentences
+      .split('\n')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    spec.scope = { kind: 'sentences', sentences };
+  }
+  const minCosine = numberOf(f.minCosine);
+  if (minCosine !== undefined) spec.minCosine = minCosine;
+  if (f.preset) spec.preset = f.preset;
+  if (f.rerank) {
+    spec.rerank = {};
+    if (f.labels.trim())
+      spec.rerank.labels = f.labels
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+    const p = numberOf(f.minProbability);
+    if (p !== undefined) spec.rerank.minProbability = p;
+  }
+  if (f.margin) spec.margin = {};
+  if (f.excludeSameGroup.trim()) spec.excludeSameGroup = f.excludeSameGroup.trim();
+  const bleuMax = numberOf(f.bleuMax);
+  if (bleuMax !== undefined) spec.filter = { bleuMax };
+  return spec;
+}
+
+function NewJob({ config, onCreated }) {
+  const [f, setF] = useState({
+    scope: 'all',
+    start: '0',
+    end: '100',
+    sentences: '',
+    k: '10',
+    minCosine: '0.6',
+    preset: '',
+    rerank: Boolean(config.reranker),
+    labels: '',
+    minProbability: '',
+    margin: false,
+    excludeSameGroup: '',
+    cluster: true,
+    bleuMax: '',
+  });
+  const [error, setError] = useState('');
+  const set = (k) => (e) =>
+    setF({
+      ...f,
+      [k]: e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value,
+    });
+  async function submit(e) {
+    e.preventDefault();
+    setError('');
+    try {
+      const job = await api('/v1/jobs', { method: 'POST', body: specOf(f) });
+      onCreated(job);
+    } catch (err) {
+      setError(explain(err));
+    }
+  }
+  return html`<form class="job-form" onSubmit=${submit}>
+    <h2>New mining job</h2>
+    <div class="options">
+      <${Field} label="scope"><select name="scope" value=${f.scope} onChange=${set('scope')}>
+        <option value="all">whole index</option><option value="range">id range</option><option value="sentences">these sentences</option>
+      </select></${Field}>
+      ${
+        f.scope === 'range'
+          ? html`<${Field} label="from id"><input type="number" min="0" value=${f.start} onInput=${set('start')} /></${Field}>
+        <${Field} label="to id (excl.)"><input type="number" min="1" value=${f.end} onInput=${set('end')} /></${Field}>`
+          : null
+      }
+      <${Field} label="k" hint="neighbours examined per sentence"><input type="number" min="1" max="100" name="k" value=${f.k} onInput=${set('k')} /></${Field}>
+      <${Field} label="min cosine"><input type="number" step="0.01" min="-1" max="1" name="minCosine" value=${f.minCosine} onInput=${set('minCosine')} /></${Field}>
+      <${Field} label="preset"><select name="preset" value=${f.preset} onChange=${set('preset')}>
+        <option value="">none</option>${Object.keys(config.jobs.presets).map((p) => html`<option value=${p}>${p}</option>`)}
+      </select></${Field}>
+      <${Field} label="BLEU ≤"><input type="number" step="any" min="0" value=${f.bleuMax} onInput=${set('bleuMax')} /></${Field}>
+      <${Field} label="exclude same" hint="metadata key: no pair within one value (e.g. book)"><input value=${f.excludeSameGroup} onInput=${set('excludeSameGroup')} size="8" /></${Field}>
+    </div>
+    ${f.scope === 'sentences' ? html`<textarea rows="3" placeholder="one sentence a line" value=${f.sentences} onInput=${set('sentences')} aria-label="sentences"></textarea>` : null}
+    <div class="options">
+      <label class="check"><input type="checkbox" name="rerank" checked=${f.rerank} disabled=${!config.reranker} onChange=${set('rerank')} /> rerank</label>
+      ${
+        f.rerank
+          ? html`<${Field} label="keep labels" hint="comma-separated"><input value=${f.labels} onInput=${set('labels')} placeholder=${config.reranker?.labels.join(', ')} /></${Field}>
+        <${Field} label="min p"><input type="number" step="0.05" min="0" max="1" value=${f.minProbability} onInput=${set('minProbability')} /></${Field}>`
+          : null
+      }
+      <label class="check"><input type="checkbox" checked=${f.margin} onChange=${set('margin')} /> ratio margin</label>
+      <label class="check"><input type="checkbox" checked=${f.cluster} onChange=${set('cluster')} /> clusters</label>
+      <button type="submit" class="primary">Start job</button>
+    </div>
+    <${Alert} error=${error} onClose=${() => setError('')} />
+  </form>`;
+}
+
+export function JobsView({ config, navigate }) {
+  const [jobs, setJobs] = useState([]);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    let live = true;
+    const load = () =>
+      api('/v1/jobs')
+        .then((r) => live && setJobs(r.jobs.slice().reverse()))
+        .catch((e) => live && setError(explain(e)));
+    load();
+    const timer = setInterval(load, 2000);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, []);
+  return html`<div class="view jobs">
+    <${NewJob} config=${config} onCreated=${(job) => navigate(`#/jobs/${job.id}`)} />
+    <${Alert} error=${error} />
+    <h2>Jobs</h2>
+    ${
+      jobs.length === 0
+        ? html`<p class="muted">No jobs yet.</p>`
+        : html`<table class="jobs-table">
+      <thead><tr><th>job</th><th>state</th><th>progress</th><th>pairs</th><th>rate</th><th>ETA</th><th>created</th></tr></thead>
+      <tbody>${jobs.map(
+        (j) => html`<tr>
+        <td><a href=${`#/jobs/${j.id}`}>${j.id.slice(0, 8)}</a></td><td><span class=${`state ${j.state}`}>${j.state}</span></td>
+        <td><${Progress} job=${j} /></td><td>${j.pairs}</td><td>${j.rate ? `${num(j.rate, 0)}/s` : '—'}</td>
+        <td>${duration(j.etaSeconds)}</td><td>${new Date(j.createdAt).toLocaleString()}</td></tr>`,
+      )}</tbody>
+    </table>`
+    }
+  </div>`;
+}
+
+/** A job's pair as the pair view's row. */
+function toPair(job, r) {
+  return {
+    s1: r.a.text,
+    s2: r.b.text,
+    s1_id: r.a.id,
+    s2_id: r.b.id,
+    meta1: r.a.meta,
+    meta2: r.b.meta,
+    label: r.label,
+    probabilities: r.probabilities,
+    cosine: r.cosine,
+    margin: r.margin,
+    lexical: r.lexical,
+    diff: r.diff,
+    source: { kind: 'job', job: job.id, seq: r.seq },
+  };
+}
+
+function Clusters({ job }) {
+  const [clusters, setClusters] = useState(null);
+  const [texts, setTexts] = useState({});
+  const [error, setError] = useState('');
+  useEffect(() => {
+    (async () => {
+      const cs = await ndjson(`/v1/jobs/${job.id}/clusters?limit=20`);
+      setClusters(cs);
+      const ids = [...new Set(cs.flatMap((c) => c.ids))].slice(0, 200);
+      const got = await Promise.all(ids.map((id) => api(`/v1/sentences/${id}`).catch(() => null)));
+      setTexts(Object.fromEntries(got.filter(Boolean).map((s) => [s.id, s.text])));
+    })().catch((e) => setError(explain(e)));
+  }, [job.id, job.state]);
+  if (error) return html`<${Alert} error=${error} />`;
+  if (!clusters) return html`<p class="muted">Loading clusters…</p>`;
+  if (clusters.length === 0)
+    return html`<p class="muted">No clusters${FINISHED.includes(job.state) ? '' : ' yet (written when the job finishes)'}.</p>`;
+  return html`<ol class="clusters">${clusters.map((c) => html`<li><ul>${c.ids.map((id) => html`<li><span class="muted">#${id}</span> ${texts[id] ?? ''}</li>`)}</ul></li>`)}</ol>`;
+}
+
+export function JobView({ id, config, auth }) {
+  const [job, setJob] = useState(null);
+  const [page, setPage] = useState(0);
+  const [pairs, setPairs] = useState([]);
+  const [tab, setTab] = useState('pairs');
+  const [error, setError] = useState('');
+
+  useEffect(() => {
+    const ctl = new AbortController();
+    events(`/v1/jobs/${id}/events`, (name, data) => name === 'progress' && setJob(data), ctl.signal).catch(
+      (e) => e.name !== 'AbortError' && setError(explain(e)),
+    );
+    return () => ctl.abort();
+  }, [id]);
+
+  // Pages fill while the job runs: reload the page on view when its pair count changes.
+  const filled = job ? Math.min(PAGE, Math.max(0, job.pairs - page * PAGE)) : 0;
+  useEffect(() => {
+    if (!job) return;
+    ndjson(`/v1/jobs/${id}/results?offset=${page * PAGE}&limit=${PAGE}&diff=true`)
+      .then((rs) => setPairs(rs.map((r) => toPair(job, r))))
+      .catch((e) => setError(explain(e)));
+  }, [id, page, filled]);
+
+  if (!job) return html`<div class="view"><${Alert} error=${error} /><p class="muted">Loading job…</p></div>`;
+  const pages = Math.max(1, Math.ceil(job.pairs / PAGE));
+  const cancel = () =>
+    api(`/v1/jobs/${id}`, { method: 'DELETE' })
+      .then(setJob)
+      .catch((e) => setError(explain(e)));
+  return html`<div class="view job">
+    <h2>Job <code>${id.slice(0, 8)}</code> <span class=${`state ${job.state}`}>${job.state}</span></h2>
+    <div class="job-progress">
+      <${Progress} job=${job} />
+      <span><b>${job.processed}</b> / ${job.total} sentences</span>
+      <span><b class="pairs-count">${job.pairs}</b> pairs</span>
+      <span>${job.rate ? `${num(job.rate, 1)} sentences/s` : '—'}</span>
+      <span>ETA ${duration(job.etaSeconds)}</span>
+      ${FINISHED.includes(job.state) ? null : html`<button type="button" onClick=${cancel}>Cancel</button>`}
+      <button type="button" onClick=${() => download(`/v1/jobs/${id}/results`, `job-${id.slice(0, 8)}.ndjson`).catch((e) => setError(explain(e)))}>Download NDJSON</button>
+    </div>
+    ${job.error ? html`<${Alert} error=${`${job.error.code}: ${job.error.message}`} />` : null}
+    <${Alert} error=${error} onClose=${() => setError('')} />
+    <details class="spec"><summary>spec</summary><pre>${JSON.stringify(job.spec, null, 2)}</pre></details>
+    <div class="tabs">
+      <button type="button" class=${tab === 'pairs' ? 'active' : ''} onClick=${() => setTab('pairs')}>Pairs</button>
+      <button type="button" class=${tab === 'clusters' ? 'active' : ''} onClick=${() => setTab('clusters')} disabled=${!job.spec.cluster}>Clusters${job.clusters === undefined ? '' : ` (${job.clusters})`}</button>
+    </div>
+    ${
+      tab === 'clusters'
+        ? html`<${Clusters} job=${job} />`
+        : html`<div class="pager">
+          <button type="button" disabled=${page === 0} onClick=${() => setPage(page - 1)}>← previous</button>
+          <span>page ${page + 1} of ${pages}</span>
+          <button type="button" disabled=${page + 1 >= pages} onClick=${() => setPage(page + 1)}>next →</button>
+        </div>
+        <${PairTable} pairs=${pairs} config=${config} auth=${auth} />`
+    }
+  </div>`;
+}
