@@ -17,6 +17,7 @@ const program = new Command()
 const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [
   () => import('./models/command.js'),
   () => import('./indexer/command.js'),
+  () => import('./indexer/groups-command.js'),
   () => import('./server/serve-command.js'),
   () => import('./server/query-command.js'),
   () => import('./mine/command.js'),

@@ -1,5 +1,6 @@
 /** Build options of `paramine index`, validated once at the boundary. */
 import { z } from 'zod';
+import { groupKeySpecSchema } from '../store/index.js';
 
 export const buildOptionsSchema = z.object({
   inputs: z.array(z.string().min(1)).min(1, 'give at least one --input file'),
@@ -23,6 +24,8 @@ export const buildOptionsSchema = z.object({
   /** Keep every embedding in the index as vectors.f16 (mining jobs query with them), or not. */
   vectors: z.enum(['f16', 'none']).default('f16'),
   seed: z.number().int().default(1234),
+  /** Group tables (src/store/groups.ts) written at the end of the build, in one pass over the store. */
+  groupKeys: z.array(groupKeySpecSchema).default([]),
   quiet: z.boolean().default(false),
 });
 
