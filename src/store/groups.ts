@@ -35,7 +35,7 @@ export const groupKeySpecSchema = z
       .string()
       .min(1)
       .max(200)
-      .regex(/^[^\u0000-\u001f]+$/, 'no control characters'),
+      .refine((k) => !/\p{Cc}/u.test(k), 'no control characters'),
     order: groupOrderSchema.default('none'),
   })
   .strict();
@@ -66,7 +66,8 @@ export function parseGroupKeySpec(text: string): GroupKeySpec {
   const r = groupKeySpecSchema.safeParse({ key, order });
   if (!r.success) {
     const issue = r.error.issues[0];
-    const why = issue?.path[0] === 'order' ? `order must be none, date or number, not "${order}"` : issue?.message;
+    const why =
+      issue?.path[0] === 'order' ? `order must be none, date or number, not "${order}"` : issue?.message;
     throw new ParamineError('BAD_INPUT', `bad group key "${text}": ${why}`, { field: 'key' });
   }
   return r.data;
