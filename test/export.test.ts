@@ -72,7 +72,7 @@ t.test('grouped by paper: no paper on two sides; every pair exported once', asyn
     { encoding: 'utf8' },
   );
   t.match(stdout, /^300 pairs exported/);
-  const counts = Object.fromEntries(
+  const counts: Record<string, number> = Object.fromEntries(
     [...stdout.matchAll(/^ {2}(\w+): (\d+) pairs, (\d+) paper groups$/gm)].map((m) => [m[1], Number(m[2])]),
   );
   t.same(Object.keys(counts), ['train', 'val', 'test']);

@@ -2,9 +2,9 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
-import { parseInput } from '../validate.js';
 import { exportDataset } from '../jobs/export.js';
 import { parseSplitPlan } from '../jobs/splits.js';
+import { parseInput } from '../validate.js';
 
 const flagsSchema = z
   .object({
