@@ -10,12 +10,15 @@ import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
 import type { AnnIndex, SearchCore } from '../search/core.js';
 import type { SearchOptions } from '../search/types.js';
-import type { SentenceStore } from '../store/index.js';
+import type { GroupTables, SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
 import { pairKey, UnionFind } from './cluster.js';
+import { openJobSource } from './grouped-source.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
-import { openQuerySource, type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
-import { effectiveFilter } from './spec.js';
+import { acceptsPair, excludedBySameKey, searchOptionsOf } from './pairs.js';
+import { type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
+import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
+import { effectiveScope } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
 
 /** What a job runs against: the served index and its parts. */
@@ -27,6 +30,8 @@ export interface JobContext {
   ann: AnnIndex;
   store: SentenceStore;
   vectors?: VectorFile | undefined;
+  /** The index's group tables (withinGroup and window scopes read them), if it has any. */
+  groups?: GroupTables | undefined;
   index: { name: string; identity: string; ntotal: number };
   dataDir?: string | undefined;
 }
@@ -66,29 +71,54 @@ export async function runJob(
     );
   }
   const parts = sourceParts(ctx);
-  const source = await openQuerySource(spec.scope, parts);
+  const source = await openJobSource(spec, parts, ctx.groups);
   if (source.total !== initial.total) {
     throw new ParamineError(
       'CONFLICT',
       `the job's query sentences changed since it started (${initial.total} then, ${source.total} now)`,
     );
   }
-  const options: SearchOptions = {
-    k: spec.k,
-    candidates: spec.k,
-    ...(spec.nprobe === undefined ? {} : { nprobe: spec.nprobe }),
-    rerank: spec.rerank !== undefined,
-    ...(spec.rerank?.labels ? { labels: spec.rerank.labels } : {}),
-    ...(spec.rerank?.minProbability === undefined ? {} : { minProbability: spec.rerank.minProbability }),
-    ...(spec.minCosine === undefined ? {} : { minCosine: spec.minCosine }),
-    filter: effectiveFilter(spec),
-    excludeDuplicates: true,
-  };
+  const scope = effectiveScope(spec);
+  const options: SearchOptions = searchOptionsOf(spec);
   const margins = spec.margin
     ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, spec.nprobe, ctx.index.ntotal)
     : undefined;
-  const group = spec.excludeSameGroup;
+  const scopeSpec = { ...scope, exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX };
+  const scoped = hasScope(scopeSpec)
+    ? new ScopedSearch(scopeSpec, {
+        tables: ctx.groups,
+        store: ctx.store,
+        vectors: ctx.vectors,
+        embed: (texts) => ctx.encoder.encode(texts),
+        dim: ctx.core.dim,
+        ann: ctx.ann as unknown as SelectiveIndex,
+        nprobe: spec.nprobe,
+      })
+    : undefined;
+  try {
+    return await runBatches(initial, ctx, jobs, control, { source, options, margins, scoped, parts });
+  } finally {
+    await scoped?.close();
+  }
+}
 
+interface RunParts {
+  source: Awaited<ReturnType<typeof openJobSource>>;
+  options: SearchOptions;
+  margins: NeighbourhoodMeans | undefined;
+  scoped: ScopedSearch | undefined;
+  parts: SourceParts;
+}
+
+async function runBatches(
+  initial: JobRecord,
+  ctx: JobContext,
+  jobs: JobStore,
+  control: RunControl,
+  { source, options, margins, scoped, parts }: RunParts,
+): Promise<JobRecord> {
+  const spec = initial.spec;
+  const scope = effectiveScope(spec);
   let job: JobRecord = {
     ...initial,
     state: 'running',
@@ -102,20 +132,24 @@ export async function runJob(
     const t0 = performance.now();
     const batch = await source.batch(job.processed, Math.min(spec.batchSize, job.total - job.processed));
     const accepted = new Map<string, MinedPair>();
+    const hits = scoped ? await scoped.hits(batch, spec.k + 1) : undefined;
     const { results } = await ctx.core.searchVectors(batch.texts, batch.vectors, options, {
       excludeIds: batch.ids.map((id) => id ?? undefined),
       fixedDepth: true,
+      ...(hits === undefined ? {} : { hits }),
       keep: (q, c) => {
         const qId = batch.ids[q] ?? null;
         if (qId === c.id) return false;
-        if (group !== undefined) {
-          const g = batch.metas[q]?.[group];
-          if (g !== undefined && g !== null && g === c.meta?.[group]) return false;
-        }
+        if (!scoped && excludedBySameKey(scope.excludeSame, batch.metas[q], c.meta)) return false;
         const key = keyOf(qId, batch.texts[q] as string, c.id);
         return !accepted.has(key) && !jobs.hasPair(job.id, key);
       },
     });
+    if (scope.negatives) {
+      // Hard negatives: of the top k, the pairs the filters or the cross-encoder reject.
+      for (const r of results)
+        r.candidates = r.candidates.filter((c) => !acceptsPair(spec, ctx.core.positiveLabels, r.query, c));
+    }
     const marginsOf = margins ? await batchMargins(margins, batch, results, parts) : undefined;
     results.forEach((r, q) => {
       const qId = batch.ids[q] ?? null;

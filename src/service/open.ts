@@ -13,7 +13,7 @@ import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
 import { BatchingEncoder } from '../search/batcher.js';
 import { SearchCore, type Stage } from '../search/core.js';
-import { SentenceStore } from '../store/index.js';
+import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore } from '../store/index.js';
 
 export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm';
 
@@ -123,6 +123,8 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   closers.add(() => store.close());
   const vectors = await VectorFile.open(o.index);
   if (vectors) closers.add(() => vectors.close());
+  const groups = GroupTables.open(join(o.index, GROUPS_DIR), groupTableIdentity(manifest));
+  if (groups) closers.add(() => groups.close());
   const reranker = await openReranker(o, closers);
   const hooks = o.hooks ?? {};
   const batched = new BatchingEncoder(encoder, {
@@ -142,6 +144,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     ann: index,
     store,
     vectors,
+    groups,
     index: {
       name: basename(resolve(o.index)),
       // A rebuilt index under the same name is another index: its jobs do not resume on it.
