@@ -112,6 +112,11 @@ export class ShardedIndex {
   get ntotal(): number {
     return this.#shards.reduce((s, x) => s + x.ntotal, 0);
   }
+  /** Whether searches can take an id selector (`ids`): every factory but fast-scan IVF. */
+  get supportsIdSelector(): boolean {
+    return !/fs\b|fsr\b/.test(this.manifest.factory);
+  }
+
   get shardCount(): number {
     return this.#shards.length;
   }
@@ -124,6 +129,7 @@ export class ShardedIndex {
     const merged: SearchOptions = {
       nprobe: options.nprobe ?? this.manifest.search.nprobe,
       kFactor: options.kFactor ?? this.manifest.search.kFactor,
+      ...(options.ids === undefined ? {} : { ids: options.ids }),
     };
     const parts = await Promise.all(this.#shards.map((s) => s.search(queries, k, merged)));
     if (parts.length === 1) return parts[0]!;
