@@ -144,7 +144,7 @@ t.test('bad keys and malformed windows: 4xx with codes, over HTTP', async (t) =>
     const r = await app.inject({ method: 'POST', url: '/v1/jobs', payload: body });
     return {
       status: r.statusCode,
-      body: r.json() as { error: { code: string; field?: string; message: string } },
+      body: r.json() as { code: string; field?: string; message: string },
     };
   };
   const cases: Array<[object, number, string, string]> = [
