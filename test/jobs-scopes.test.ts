@@ -165,3 +165,51 @@ t.test('bad keys and malformed windows: 4xx with codes, over HTTP', async (t) =>
     t.equal(r.body.field, field, `${JSON.stringify(body)}: ${r.body.message}`);
   }
 });
+
+t.test('sub-sentence pairs: the best clause run of the longer sentence, with its offsets', async (t) => {
+  const sdir = join(dir, 'sub');
+  const texts = [
+    'The committee approved the new budget on Monday.',
+    'Despite heavy rain in the morning, on Monday the committee approved the new budget, and the mayor left for Paris.',
+    'Neural networks learn representations from data.',
+    'Our results, which we report in Table 3, show that neural networks learn representations from data; we discuss this below.',
+    'The cat sat quietly on the warm windowsill.',
+    'Stock prices fell sharply after the announcement.',
+  ];
+  writeFileSync(join(dir, 'sub.txt'), `${texts.join('\n')}\n`);
+  await buildIndex({ inputs: [join(dir, 'sub.txt')], out: sdir, model: 'all-minilm-l6-v2', quiet: true });
+  const svc = await openService({ index: sdir, reranker: false });
+  const sjobs = svc.openJobs({ dir: join(dir, 'sub-jobs') });
+  t.teardown(async () => {
+    await sjobs.manager.close();
+    await svc.close();
+  });
+  const spec = { k: 2, filter: { plrMax: 0.5 }, subSentence: { method: 'best-clause', minCosine: 0.6 } };
+  const job = await sjobs.manager.wait((await sjobs.manager.create(spec)).id, undefined, 20);
+  const pairs = [...sjobs.store.pairs(job.id)].map((p) => p.pair);
+  const spans = pairs.filter((p) => p.span !== undefined);
+  t.ok(
+    spans.length >= 2,
+    `sub-sentence pairs found (${spans.length}): ${JSON.stringify(pairs.map((p) => [p.a.text.slice(0, 20), p.b.text.slice(0, 20), p.span, p.lexical.plr]))}`,
+  );
+  const cut = (p: MinedPair) => {
+    const s = p.span as NonNullable<MinedPair['span']>;
+    return (s.side === 'a' ? p.a.text : p.b.text).slice(s.start, s.end);
+  };
+  const got = new Set(spans.map(cut));
+  t.ok(got.has('on Monday the committee approved the new budget'), [...got].join(' | '));
+  t.ok(got.has('show that neural networks learn representations from data'), [...got].join(' | '));
+  for (const p of spans)
+    t.ok((p.span?.cosine ?? 0) >= 0.6 && (p.lexical.plr ?? 9) < 0.5, 'span passes the filters');
+  // Without sub-sentence mining, the length filter keeps none of these pairs.
+  const plain = await sjobs.manager.wait(
+    (await sjobs.manager.create({ k: 2, filter: { plrMax: 0.5 } })).id,
+    undefined,
+    20,
+  );
+  t.equal(
+    [...sjobs.store.pairs(plain.id)].filter((p) => p.pair.b.text.length > 80 || p.pair.a.text.length > 80)
+      .length,
+    0,
+  );
+});

@@ -9,6 +9,7 @@ import type { Candidate, SearchOptions } from '../search/types.js';
 import type { GroupTables, Meta } from '../store/index.js';
 import { checkScope } from './scoped.js';
 import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
+import { withoutLengthBounds } from './subsentence.js';
 
 /** The core's options for a job. Negatives: no filters in the core, the job applies them turned around. */
 export function searchOptionsOf(spec: JobSpec): SearchOptions {
@@ -24,7 +25,12 @@ export function searchOptionsOf(spec: JobSpec): SearchOptions {
       ? {}
       : { minProbability: spec.rerank.minProbability }),
     ...(scope.minCosine === undefined ? {} : { minCosine: scope.minCosine }),
-    filter: negatives ? {} : effectiveFilter(spec),
+    // Sub-sentence mining sees the candidates the length bounds reject, and tries their spans.
+    filter: negatives
+      ? {}
+      : spec.subSentence
+        ? withoutLengthBounds(effectiveFilter(spec))
+        : effectiveFilter(spec),
     excludeDuplicates: true,
   };
 }

@@ -9,7 +9,8 @@ import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
 import type { AnnIndex, SearchCore } from '../search/core.js';
-import type { SearchOptions } from '../search/types.js';
+import { evaluateFilter } from '../search/lexical.js';
+import type { Candidate, SearchOptions } from '../search/types.js';
 import type { GroupTables, SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
 import { pairKey, UnionFind } from './cluster.js';
@@ -18,8 +19,9 @@ import { NeighbourhoodMeans, ratioMargin } from './margin.js';
 import { acceptsPair, excludedBySameKey, searchOptionsOf } from './pairs.js';
 import { type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
-import { effectiveScope } from './spec.js';
+import { effectiveFilter, effectiveScope } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
+import { bestClausePairs, type SubSentencePair } from './subsentence.js';
 
 /** What a job runs against: the served index and its parts. */
 export interface JobContext {
@@ -150,6 +152,9 @@ async function runBatches(
       for (const r of results)
         r.candidates = r.candidates.filter((c) => !acceptsPair(spec, ctx.core.positiveLabels, r.query, c));
     }
+    const spans = spec.subSentence
+      ? await splitSubSentence(spec, results, (texts) => ctx.encoder.encode(texts))
+      : [];
     const marginsOf = margins ? await batchMargins(margins, batch, results, parts) : undefined;
     results.forEach((r, q) => {
       const qId = batch.ids[q] ?? null;
@@ -170,6 +175,20 @@ async function runBatches(
         });
       }
     });
+    for (const sp of spans) {
+      const qId = batch.ids[sp.query] ?? null;
+      const key = keyOf(qId, batch.texts[sp.query] as string, sp.candidate.id);
+      if (accepted.has(key)) continue;
+      const meta = batch.metas[sp.query];
+      const c = sp.candidate;
+      accepted.set(key, {
+        a: { id: qId, text: batch.texts[sp.query] as string, ...(meta === undefined ? {} : { meta }) },
+        b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
+        cosine: c.cosine,
+        lexical: sp.lexical,
+        span: sp.span,
+      });
+    }
     const next: JobRecord = {
       ...job,
       processed: job.processed + batch.texts.length,
@@ -195,6 +214,32 @@ async function runBatches(
     await jobs.writeClusters(job, clusters);
   }
   return finish(jobs, job, 'done');
+}
+
+/**
+ * Sub-sentence mining: the rows keep the candidates that pass the whole-sentence filter; those it rejects
+ * are tried as best-clause spans (returned apart, their rows' entries removed).
+ */
+async function splitSubSentence(
+  spec: JobRecord['spec'],
+  results: Array<{ query: string; candidates: Candidate[] }>,
+  embed: (texts: string[]) => Promise<Float32Array>,
+): Promise<SubSentencePair[]> {
+  const filter = effectiveFilter(spec);
+  const sub = spec.subSentence as NonNullable<JobRecord['spec']['subSentence']>;
+  const found = await bestClausePairs(
+    results.map((r) => r.query),
+    results.map((r) => r.candidates),
+    filter,
+    sub.minCosine,
+    embed,
+  );
+  for (const r of results) {
+    r.candidates = r.candidates.filter(
+      (c) => evaluateFilter(r.query, c.text, filter, c.lexical, c.probabilities) !== false,
+    );
+  }
+  return found;
 }
 
 async function finish(jobs: JobStore, job: JobRecord, state: 'done' | 'cancelled'): Promise<JobRecord> {

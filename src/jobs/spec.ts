@@ -133,6 +133,14 @@ export const jobSpecSchema = z
     excludeSame: z.array(groupKey).min(1).max(8).optional(),
     /** The older one-key form of excludeSame (kept as an alias). */
     excludeSameGroup: groupKey.optional(),
+    /**
+     * Sub-sentence pairs (ParaSCI): a candidate the whole-sentence filters reject is tried again with the
+     * clause run of the longer sentence closest to the shorter one (best-clause); kept pairs carry `span`.
+     */
+    subSentence: z
+      .object({ method: z.literal('best-clause'), minCosine: z.number().min(-1).max(1).default(0.7) })
+      .strict()
+      .optional(),
     /** Emit the top-k pairs the filters or the cross-encoder reject (hard negatives) instead. */
     negatives: z.boolean().optional(),
     /** Scopes up to this many members are searched exactly over the kept embeddings, larger ones via the index. */
