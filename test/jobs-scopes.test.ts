@@ -136,6 +136,23 @@ t.test('window: pairs only within the days given', async (t) => {
   );
 });
 
+t.test('negatives: the in-group top k that the filters reject, and only those', async (t) => {
+  const filter = { charNgramMin: 0.5 };
+  const all = await run({ k: 3, withinGroup: 'chapter' });
+  const { pairs } = await run({ k: 3, withinGroup: 'chapter', filter, negatives: true });
+  t.ok(pairs.length > 20, `negatives found (${pairs.length})`);
+  t.ok(
+    pairs.every((p) => p.lexical.charNgramCosine < 0.5),
+    'every negative fails the filter',
+  );
+  t.ok(
+    pairs.every((p) => meta(p.a.id as number).chapter === meta(p.b.id as number).chapter),
+    'in scope',
+  );
+  const rejected = all.pairs.filter((p) => p.lexical.charNgramCosine < 0.5);
+  sameUpToTies(t, keysOf(pairs), keysOf(rejected));
+});
+
 t.test('bad keys and malformed windows: 4xx with codes, over HTTP', async (t) => {
   const metrics = new Metrics();
   const app = buildApp({ service, limits: DEFAULT_LIMITS, metrics, jobs });

@@ -15,6 +15,7 @@ import { readPairs } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { buildIndex } from '../indexer/build.js';
 import { type MinedPair, pairKey } from '../jobs/index.js';
+import { PARASCI_COSINE } from '../jobs/spec.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createIndex } from '../native/index.js';
 import { openService } from '../service/index.js';
@@ -290,7 +291,7 @@ async function subsentence(): Promise<void> {
     writeFileSync(corpus, `${[...new Set(pairs.flatMap((p) => [p.s1, p.s2]))].join('\n')}\n`);
     const index = join(dir, 'index');
     await buildIndex({ inputs: [corpus], out: index, model: 'all-minilm-l6-v2', quiet: true });
-    const minCosine = arg('min-cosine', 0.52);
+    const minCosine = arg('min-cosine', PARASCI_COSINE);
     const base = { k: 5, minCosine, filter: { plrMax: 1 }, batchSize: 256 };
     const runs = await mine(index, {
       whole: base,
