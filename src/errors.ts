@@ -17,10 +17,13 @@ export type ErrorCode =
   | 'FAISS_ERROR'
   | 'FETCH_FAILED'
   | 'CHECKSUM_MISMATCH'
+  | 'EMBEDDINGS_MISMATCH'
   | 'UNAUTHORIZED'
   | 'CONFLICT'
   | 'TIMEOUT'
   | 'UNAVAILABLE'
+  | 'OVERLOADED'
+  | 'ABORTED'
   | 'INTERNAL';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -38,10 +41,15 @@ const STATUS: Record<ErrorCode, number> = {
   FAISS_ERROR: 500,
   FETCH_FAILED: 502,
   CHECKSUM_MISMATCH: 502,
+  EMBEDDINGS_MISMATCH: 400,
   UNAUTHORIZED: 401,
   CONFLICT: 409,
   TIMEOUT: 504,
   UNAVAILABLE: 503,
+  // Too much work queued: come back after `retryAfterSeconds` (HTTP: 503 with Retry-After).
+  OVERLOADED: 503,
+  // The client went away before its work ran; nginx's "client closed request", never seen by a client.
+  ABORTED: 499,
   INTERNAL: 500,
 };
 
@@ -49,12 +57,19 @@ export class ParamineError extends Error {
   readonly code: ErrorCode;
   /** The offending field or file location, when there is one (`texts[3]`, `corpus.jsonl:17`). */
   readonly field: string | undefined;
+  /** When to try again (OVERLOADED). */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { field?: string; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { field?: string; cause?: unknown; retryAfterSeconds?: number } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ParamineError';
     this.code = code;
     this.field = options.field;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   get status(): number {

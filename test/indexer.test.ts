@@ -125,7 +125,7 @@ t.test('a build killed with SIGKILL and resumed equals an uninterrupted build', 
     child.on('exit', (_code, sig) => resolve(sig)),
   );
   // Kill once at least three checkpoints are on disk, i.e. mid-way through embedding.
-  const third = join(killed, 'work', 'emb-00000002.f32');
+  const third = join(killed, 'work', 'emb-00000002.f16');
   const deadline = Date.now() + 120_000;
   while (!existsSync(third) && Date.now() < deadline && child.exitCode === null)
     await new Promise((r) => setTimeout(r, 20));

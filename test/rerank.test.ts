@@ -158,6 +158,40 @@ t.test('label heads: softmax for n logits, sigmoid for one; mismatches are BAD_C
   t.ok(a!.probabilities.paraphrase! > 0 && a!.probabilities.paraphrase! < 1);
 });
 
+t.test('positive labels: declared in config.json, else from the label scheme', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'paramine-positive-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const config = JSON.parse(readFileSync(join(TINY, 'config.json'), 'utf8')) as Record<string, unknown>;
+  const withBlock = (name: string, paramine: object) => {
+    const dir = join(root, name);
+    cpSync(TINY, dir, { recursive: true });
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ ...config, paramine }));
+    return dir;
+  };
+  const guessed = await CrossEncoder.open(TINY, { worker: false });
+  t.teardown(() => guessed.close());
+  t.same(
+    guessed.positiveLabels,
+    expected.labels.filter((l) => Number(l[0]) >= 3),
+    'Turku labels without a declaration: base 3 and 4 are positive',
+  );
+  const declared = await CrossEncoder.open(
+    withBlock('declared', { label_scheme: 'turku', positive_labels: ['4', '4>is'] }),
+    { worker: false },
+  );
+  t.teardown(() => declared.close());
+  t.same(declared.positiveLabels, ['4', '4>is'], 'the declaration wins, in class-id order');
+  await t.rejects(
+    CrossEncoder.open(withBlock('unknown', { positive_labels: ['paraphrase'] }), { worker: false }),
+    { code: 'BAD_CONFIG', message: /positive_labels names paraphrase/ },
+  );
+  if (existsSync(REAL)) {
+    const real = await CrossEncoder.open(REAL);
+    t.teardown(() => real.close());
+    t.same(real.positiveLabels, ['paraphrase'], 'the committed reranker declares its positive label');
+  }
+});
+
 t.test('a missing file is MODEL_MISSING_FILE, through the worker too', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'paramine-rerank-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));

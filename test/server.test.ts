@@ -194,7 +194,9 @@ t.test('sentences, index info, health, metrics', async (t) => {
   t.equal(info.sentences, info.manifest.ntotal);
   t.equal(info.manifest.model.id, 'all-minilm-l6-v2');
   t.same((await app.inject({ method: 'GET', url: '/healthz' })).json(), { status: 'ok' });
-  t.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+  const ready = await app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(ready.statusCode, 200);
+  t.same(ready.json().checks, { models: true, index: true, ...(HAS_RERANKER ? { reranker: true } : {}) });
   const m = await app.inject({ method: 'GET', url: '/metrics' });
   t.match(m.headers['content-type'], /text\/plain/);
   t.match(
@@ -299,6 +301,11 @@ t.test('classify without a reranker is 503, not a crash', async (t) => {
   });
   t.equal(lab.statusCode, 400);
   t.equal(lab.json().field, 'labels');
+  t.equal((await a.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+  await bare.service.close();
+  const closed = await a.inject({ method: 'GET', url: '/readyz' });
+  t.equal(closed.statusCode, 503, 'not ready once the models and index are closed');
+  t.same(closed.json(), { ready: false, checks: { models: false, index: false } });
 });
 
 t.test(

@@ -1,6 +1,13 @@
 import t from 'tap';
 import { collapseToBinary } from '../src/bench/classify.js';
-import { detectScheme, parseTurku, TURKU_SUBSUMED, UNLABELED } from '../src/text/labels.js';
+import {
+  detectScheme,
+  parseTurku,
+  positiveLabelsOf,
+  positiveProbability,
+  TURKU_SUBSUMED,
+  UNLABELED,
+} from '../src/text/labels.js';
 
 t.test('binary: 0/1 and paraphrase/not, case-insensitive; unknown labels are undefined', async (t) => {
   const s = detectScheme(['0', '1', '1']);
@@ -102,4 +109,16 @@ t.test('a binary model on Turku gold is scored as the binary task (base >= 3 pos
   t.equal(collapseToBinary(turku, ['1', '2', '3', '4']), undefined, 'a Turku model keeps the Turku layout');
   t.equal(collapseToBinary(['yes', 'no'], model), undefined, 'custom gold without --positive: no rule');
   t.same(collapseToBinary(['yes', 'no'], model, ['yes'])?.gold, ['paraphrase', 'not_paraphrase']);
+});
+
+t.test('positive labels of a classifier: declared, else the scheme, else the usual names', async (t) => {
+  t.same(positiveLabelsOf(['not_paraphrase', 'paraphrase']), ['paraphrase']);
+  t.same(positiveLabelsOf(['0', '1']), ['1']);
+  t.same(positiveLabelsOf(['1', '2', '3', '3i', '4', '4<', '4>is']), ['3', '3i', '4', '4<', '4>is']);
+  t.same(positiveLabelsOf(['contradiction', 'entailment', 'neutral']), ['entailment']);
+  t.same(positiveLabelsOf(['no', 'yes']), ['yes']);
+  t.same(positiveLabelsOf(['LABEL_0', 'LABEL_1']), [], 'names that say nothing: no positive label');
+  t.same(positiveLabelsOf(['1', '2', '3', '4'], ['4']), ['4'], 'a declaration wins over the scheme');
+  t.equal(positiveProbability({ '3': 0.25, '4': 0.5, '1': 0.25 }, ['3', '4']), 0.75);
+  t.equal(positiveProbability({ a: 1 }, []), 0);
 });

@@ -28,10 +28,17 @@ export class PythonFaiss {
     this.faissVersion = version;
   }
 
-  /** Starts /usr/bin/python3 with the bench script; `config` tells it where the vectors are. */
-  static async start(config: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<PythonFaiss> {
-    const script = fileURLToPath(new URL('../../src/bench/index-bench.py', import.meta.url));
-    const child = spawn('/usr/bin/python3', [script, JSON.stringify(config)], {
+  /**
+   * Starts /usr/bin/python3 with the bench script (or `side`'s interpreter and script, same protocol);
+   * `config` tells it where the vectors are.
+   */
+  static async start(
+    config: Record<string, unknown>,
+    env: NodeJS.ProcessEnv,
+    side: { python?: string; script?: string } = {},
+  ): Promise<PythonFaiss> {
+    const script = side.script ?? fileURLToPath(new URL('../../src/bench/index-bench.py', import.meta.url));
+    const child = spawn(side.python ?? '/usr/bin/python3', [script, JSON.stringify(config)], {
       env,
       stdio: ['pipe', 'pipe', 'inherit'],
     });

@@ -1,21 +1,45 @@
 /** The index stage: sharded FAISS indexes on disk, their manifest, and the factory choice. */
 
 export {
+  type AnnSearchParams,
   addonAvailable,
   getNumThreads,
   type Metric,
-  type SearchOptions,
   type SearchResult,
   setNumThreads,
 } from '../native/index.js';
 export { type BuilderOptions, IndexBuilder } from './builder.js';
 export {
+  type Bytes,
+  codeBytes,
+  formatBytes,
+  type IndexCost,
+  type IndexShape,
+  indexCost,
+  type RefineKind,
+  trainingRam,
+} from './cost.js';
+export {
   chooseFactory,
   type FactoryOptions,
   type FactoryPlan,
+  factoryString,
+  type IndexPlan,
+  planForFactory,
   pqSubquantizers,
-  type RefineKind,
+  type SearchDefaults,
+  searchDefaults,
 } from './factory.js';
+export {
+  type FillOptions,
+  type FillShardsOptions,
+  fillPiece,
+  fillShards,
+  mergePieces,
+  type Range,
+  splitRange,
+  writeIndexFile,
+} from './fill.js';
 export { fromHalf, toHalf } from './half.js';
 export {
   MANIFEST_FILE,
@@ -29,8 +53,12 @@ export {
   type ModelRef,
   type OpenOptions,
   ShardedIndex,
+  type ShardSearchParams,
   type WriteOptions,
+  writeIndexManifest,
   writeShardedIndex,
 } from './sharded.js';
+export { prng, sampleIds, spread, type VectorSource } from './source.js';
 export { mergeTopK } from './topk.js';
+export { type TrainOptions, type TrainProgress, type TrainStage, trainIndex } from './train.js';
 export { VectorFile } from './vectors.js';

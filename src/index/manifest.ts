@@ -34,8 +34,17 @@ export const ManifestSchema = z.object({
       }),
     )
     .min(1),
-  /** Defaults for queries that do not say (nprobe: IVF lists visited; kFactor: refine candidates per hit). */
-  search: z.object({ nprobe: z.number().int().positive(), kFactor: z.number().min(1) }),
+  /**
+   * Defaults for queries that do not say: nprobe (IVF lists visited), kFactor (refine candidates per hit),
+   * efSearch (HNSW coarse quantizer's candidate list), refine 'vectors' (re-score k * kFactor candidates
+   * with the exact vectors of vectors.f16; absent: the factory's own refine stage, if any).
+   */
+  search: z.object({
+    nprobe: z.number().int().positive(),
+    kFactor: z.number().min(1),
+    efSearch: z.number().int().positive().optional(),
+    refine: z.literal('vectors').optional(),
+  }),
   /** How it was built: the factory plan, training sample size, anything the indexer records. */
   build: z.record(z.string(), z.unknown()),
   /** Every vector as IEEE half floats, row i = id i (absent in indexes built without them, or before). */
@@ -88,6 +97,11 @@ export async function readManifest(dir: string): Promise<Manifest> {
     throw new ParamineError('BAD_FILE', `${path}: shard counts add up to ${sum}, not ${m.ntotal}`);
   if (new Set(m.shards.map((s) => s.file)).size !== m.shards.length) {
     throw new ParamineError('BAD_FILE', `${path}: a shard file is listed twice`);
+  }
+  if (m.search.refine === 'vectors' && !m.vectors) {
+    throw new ParamineError('BAD_FILE', `${path}: search.refine is 'vectors' but no vectors file is listed`, {
+      field: `${MANIFEST_FILE}:search.refine`,
+    });
   }
   if (m.vectors && (m.vectors.count !== m.ntotal || m.vectors.dim !== m.dim)) {
     throw new ParamineError(

@@ -3,14 +3,17 @@
  * codebook. Queries fan out to every shard at once and the per-shard top-k lists are merged.
  */
 import { mkdir, rename, stat } from 'node:fs/promises';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ParamineError } from '../errors.js';
 import {
+  type AnnSearchParams,
   type FaissIndex,
   faissVersion,
+  HalfVectors,
   type Metric,
+  maxK,
   readIndex,
-  type SearchOptions,
   type SearchResult,
 } from '../native/index.js';
 import {
@@ -38,19 +41,51 @@ export interface OpenOptions {
   /**
    * Map the shards' IVF inverted lists instead of reading them: read-only, pages loaded on demand. Flat
    * shards are read whole either way. Shard files are replaced by rename, so a mapped file never changes.
+   * Default 'auto': mapped when the shard files together exceed `mmapAboveBytes`.
    */
-  mmap?: boolean;
+  mmap?: boolean | 'auto';
+  /** The 'auto' threshold (default: a quarter of the machine's RAM, at most 8 GiB). */
+  mmapAboveBytes?: number;
+}
+
+/** Search parameters per call; each defaults to the manifest's. */
+export interface ShardSearchParams extends AnnSearchParams {
+  /** Re-score with the exact vectors (indexes whose manifest says refine 'vectors'); default true there. */
+  refine?: boolean;
+}
+
+async function shardBytes(dir: string, manifest: Manifest): Promise<number> {
+  const sizes = await Promise.all(
+    manifest.shards.map((s) =>
+      stat(join(dir, s.file)).then(
+        (x) => x.size,
+        () => 0,
+      ),
+    ),
+  );
+  return sizes.reduce((a, b) => a + b, 0);
 }
 
 export class ShardedIndex {
   readonly manifest: Manifest;
   readonly dir: string;
+  /** The inverted lists are memory-mapped (see OpenOptions.mmap). */
+  readonly mmapped: boolean;
   readonly #shards: FaissIndex[];
+  readonly #vectors: HalfVectors | undefined;
 
-  private constructor(dir: string, manifest: Manifest, shards: FaissIndex[]) {
+  private constructor(
+    dir: string,
+    manifest: Manifest,
+    shards: FaissIndex[],
+    mmapped: boolean,
+    vectors?: HalfVectors,
+  ) {
     this.dir = dir;
     this.manifest = manifest;
+    this.mmapped = mmapped;
     this.#shards = shards;
+    this.#vectors = vectors;
   }
 
   /** Opens `dir` after checking its manifest against the expected model and dimension. */
@@ -73,8 +108,13 @@ export class ShardedIndex {
         },
       );
     }
+    const auto = options.mmapAboveBytes ?? Math.min(8 * 2 ** 30, totalmem() / 4);
+    const mmap =
+      options.mmap === 'auto' || options.mmap === undefined
+        ? (await shardBytes(dir, manifest)) > auto
+        : options.mmap;
     const opened = await Promise.allSettled(
-      manifest.shards.map((s) => readIndex(join(dir, s.file), { mmap: options.mmap === true })),
+      manifest.shards.map((s) => readIndex(join(dir, s.file), { mmap })),
     );
     const shards = opened.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
     const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -100,7 +140,22 @@ export class ShardedIndex {
       await Promise.all(shards.map((s) => s.close()));
       throw e;
     }
-    return new ShardedIndex(dir, manifest, shards);
+    let vectors: HalfVectors | undefined;
+    if (manifest.search.refine === 'vectors' && manifest.vectors) {
+      try {
+        vectors = await HalfVectors.open(join(dir, manifest.vectors.file), manifest.dim);
+        if (vectors.count !== manifest.ntotal) {
+          throw new ParamineError(
+            'BAD_FILE',
+            `${dir}/${manifest.vectors.file}: ${vectors.count} vectors, manifest says ${manifest.ntotal}`,
+          );
+        }
+      } catch (e) {
+        await Promise.all([...shards.map((s) => s.close()), vectors?.close()]);
+        throw e;
+      }
+    }
+    return new ShardedIndex(dir, manifest, shards, mmap, vectors);
   }
 
   get dim(): number {
@@ -122,22 +177,31 @@ export class ShardedIndex {
   }
 
   /**
-   * k nearest neighbours of each query row over all shards. nprobe/kFactor default to the manifest's.
-   * Every shard returns its own top k; the merged top k is therefore exact with respect to the shards.
+   * k nearest neighbours of each query row over all shards; parameters default to the manifest's. Every
+   * shard returns its own top k (or k * kFactor candidates when re-scoring from vectors.f16: at most
+   * max(k, MAX_K), then the exact top k of them); the merged top k is exact with respect to the shards.
    */
-  async search(queries: Float32Array, k: number, options: SearchOptions = {}): Promise<SearchResult> {
-    const merged: SearchOptions = {
-      nprobe: options.nprobe ?? this.manifest.search.nprobe,
-      kFactor: options.kFactor ?? this.manifest.search.kFactor,
+  async search(queries: Float32Array, k: number, options: ShardSearchParams = {}): Promise<SearchResult> {
+    const d = this.manifest.search;
+    const kFactor = options.kFactor ?? d.kFactor;
+    const efSearch = options.efSearch ?? d.efSearch;
+    const params: AnnSearchParams = {
+      nprobe: options.nprobe ?? d.nprobe,
+      kFactor,
+      ...(efSearch === undefined ? {} : { efSearch }),
       ...(options.ids === undefined ? {} : { ids: options.ids }),
     };
-    const parts = await Promise.all(this.#shards.map((s) => s.search(queries, k, merged)));
-    if (parts.length === 1) return parts[0]!;
-    return mergeTopK(parts, queries.length / this.dim, k, this.metric);
+    const rescore = this.#vectors !== undefined && options.refine !== false;
+    const fetch = rescore ? Math.max(k, Math.min(Math.ceil(k * kFactor), maxK())) : k;
+    const nq = queries.length / this.dim;
+    const parts = await Promise.all(this.#shards.map((s) => s.search(queries, fetch, params)));
+    const merged = parts.length === 1 ? parts[0]! : mergeTopK(parts, nq, fetch, this.metric);
+    if (!rescore) return merged;
+    return (this.#vectors as HalfVectors).rescore(queries, merged.ids, k, this.metric);
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.#shards.map((s) => s.close()));
+    await Promise.all([...this.#shards.map((s) => s.close()), this.#vectors?.close()]);
   }
 }
 
@@ -146,7 +210,7 @@ export interface WriteOptions {
   /** Recorded under `build` in the manifest (factory plan, corpus, timings...). */
   build?: Record<string, unknown>;
   /** Query defaults; default nprobe 32 (clamped to nlist) and kFactor 8 for refine factories, else 1. */
-  search?: { nprobe?: number; kFactor?: number };
+  search?: { nprobe?: number; kFactor?: number; efSearch?: number; refine?: 'vectors' };
   /** Replace an existing index in `dir` (default: refuse with CONFLICT). */
   overwrite?: boolean;
   /**
@@ -168,8 +232,6 @@ export async function writeShardedIndex(
   if (!options.overwrite && (await exists(join(dir, MANIFEST_FILE)))) {
     throw new ParamineError('CONFLICT', `${dir} already holds an index (pass overwrite to replace it)`);
   }
-  const ntotal = shards.reduce((s, x) => s + x.ntotal, 0);
-  if (options.vectors) await checkVectors(dir, options.vectors, ntotal, info.dim);
   const files = shards.map((_, i) => shardFileName(i));
   await Promise.all(
     shards.map(async (shard, i) => {
@@ -179,8 +241,37 @@ export async function writeShardedIndex(
       await rename(tmp, path);
     }),
   );
-  const nlist = shards[0]!.nlist;
+  const written = shards.map((s, i) => ({ file: files[i]!, count: s.ntotal }));
+  return writeIndexManifest(dir, { ...info, nlist: shards[0]!.nlist, shards: written }, options);
+}
+
+/**
+ * The manifest for shard files already in `dir` (the indexer writes shards one at a time to bound its
+ * memory, then calls this); written last, so a directory with a manifest is a complete index.
+ */
+export async function writeIndexManifest(
+  dir: string,
+  info: {
+    factory: string;
+    dim: number;
+    metric: Metric;
+    nlist: number | null;
+    shards: ReadonlyArray<{ file: string; count: number }>;
+  },
+  options: WriteOptions,
+): Promise<Manifest> {
+  if (!options.overwrite && (await exists(join(dir, MANIFEST_FILE)))) {
+    throw new ParamineError('CONFLICT', `${dir} already holds an index (pass overwrite to replace it)`);
+  }
+  const ntotal = info.shards.reduce((s, x) => s + x.count, 0);
+  if (options.vectors) await checkVectors(dir, options.vectors, ntotal, info.dim);
   const refine = info.factory.includes(',R');
+  const s = options.search ?? {};
+  if (s.refine === 'vectors' && !options.vectors) {
+    throw new ParamineError('BAD_INPUT', "search.refine 'vectors' needs the kept vectors (vectors.f16)", {
+      field: 'search.refine',
+    });
+  }
   const manifest: Manifest = {
     format: MANIFEST_FORMAT,
     version: MANIFEST_VERSION,
@@ -189,10 +280,12 @@ export async function writeShardedIndex(
     factory: info.factory,
     model: { id: options.model.id, sha256: options.model.sha256.toLowerCase() },
     ntotal,
-    shards: shards.map((s, i) => ({ file: files[i]!, count: s.ntotal })),
+    shards: info.shards.map((x) => ({ file: x.file, count: x.count })),
     search: {
-      nprobe: options.search?.nprobe ?? Math.min(nlist ?? 1, 32),
-      kFactor: options.search?.kFactor ?? (refine ? 8 : 1),
+      nprobe: s.nprobe ?? Math.min(info.nlist ?? 1, 32),
+      kFactor: s.kFactor ?? (refine || s.refine === 'vectors' ? 8 : 1),
+      ...(s.efSearch === undefined ? {} : { efSearch: s.efSearch }),
+      ...(s.refine === undefined ? {} : { refine: s.refine }),
     },
     build: options.build ?? {},
     ...(options.vectors ? { vectors: options.vectors } : {}),

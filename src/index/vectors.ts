@@ -71,6 +71,25 @@ export class VectorFile {
     return new VectorFile(path, fh, v.count, v.dim);
   }
 
+  /** A half-float file outside an index directory (a build's work/vectors.f16); its size must match. */
+  static async openFile(path: string, count: number, dim: number): Promise<VectorFile> {
+    let fh: FileHandle;
+    try {
+      fh = await open(path, 'r');
+    } catch (e) {
+      throw new ParamineError('FILE_NOT_FOUND', `${path}: ${(e as Error).message}`, { cause: e });
+    }
+    const size = (await fh.stat()).size;
+    if (size !== count * dim * 2) {
+      await fh.close();
+      throw new ParamineError(
+        'BAD_FILE',
+        `${path}: ${size} bytes, but ${count} x ${dim} half floats take ${count * dim * 2}`,
+      );
+    }
+    return new VectorFile(path, fh, count, dim);
+  }
+
   /** Rows firstId .. firstId + count - 1, as count x dim float32. */
   async read(firstId: number, count: number): Promise<Float32Array> {
     const fh = this.#handle();

@@ -12,6 +12,7 @@ import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
 import { SentenceStore } from '../store/index.js';
 import { parseInput } from '../validate.js';
+import { ProvidedEmbeddings } from './embeddings.js';
 import { buildGroupTables } from './groups.js';
 import { ingest } from './ingest.js';
 import { type BuildOptions, type BuildOptionsInput, buildOptionsSchema } from './options.js';
@@ -23,7 +24,12 @@ export interface BuildSummary {
   vectors: number;
   shards: number;
   factory: string;
+  /** Why this index (auto's reasons, cost). */
+  reason: string;
+  trainMs: number;
+  fillMs: number;
   wallMs: number;
+  /** The process's peak resident set (getrusage maxrss). */
   peakRssBytes: number;
   resumed: boolean;
 }
@@ -36,6 +42,8 @@ function contentOptions(o: BuildOptions): BuildState['contentOptions'] {
     maxChars: o.maxChars,
     checkpointEvery: o.checkpointEvery,
     onBadRecord: o.onBadRecord,
+    // Only when given, so builds started before --embeddings existed still resume.
+    ...(o.embeddings ? { embeddings: o.embeddings.map((p) => resolve(p)).join('\n') } : {}),
   };
 }
 
@@ -76,6 +84,7 @@ export async function buildIndex(
 
   const encoder = await Encoder.open(resolveModelDir(options.model));
   const store = SentenceStore.open(storeDir);
+  let provided: ProvidedEmbeddings | undefined;
   try {
     const inputs = options.inputs.map((p) => ({ path: resolve(p), size: statSync(p).size }));
     const model = { id: encoder.modelId, sha256: encoder.onnxSha256, dim: encoder.dim };
@@ -104,7 +113,11 @@ export async function buildIndex(
     if (state.phase === 'ingest') {
       const totalBytes = inputs.reduce((n, f) => n + f.size, 0);
       const bar = createProgress({ label: 'embedding', unit: 'sentences', quiet: options.quiet });
+      if (options.embeddings) {
+        provided = await ProvidedEmbeddings.open(options.embeddings, options.inputs, model);
+      }
       state = await ingest(state, store, encoder, workDir, options, {
+        ...(provided ? { provided } : {}),
         onCheckpoint: (s, bytes) => {
           sampleRss();
           // The total is extrapolated from the share of input bytes read so far.
@@ -127,6 +140,10 @@ export async function buildIndex(
       state,
       options,
       model: { id: model.id, sha256: model.sha256 },
+      saveState: async (s) => {
+        state = s;
+        await store.commit([], { [STATE_KEY]: s });
+      },
       onProgress: sampleRss,
       log,
     });
@@ -140,12 +157,16 @@ export async function buildIndex(
       vectors: state.nextId,
       shards: built.shards,
       factory: built.factory,
+      reason: built.plan.reason,
+      trainMs: built.trainMs,
+      fillMs: built.fillMs,
       wallMs: Date.now() - started,
-      peakRssBytes: peakRss,
+      peakRssBytes: Math.max(peakRss, process.resourceUsage().maxRSS * 1024),
       resumed: previous !== undefined,
     };
   } finally {
     await store.close();
+    await provided?.close();
     await encoder.close();
   }
 }
@@ -182,7 +203,9 @@ function checkResumable(
       },
     );
   }
-  for (const [k, v] of Object.entries(content)) {
+  const keys = new Set([...Object.keys(content), ...Object.keys(s.contentOptions)]);
+  for (const k of keys) {
+    const v = content[k];
     if (s.contentOptions[k] !== v) {
       throw new ParamineError(
         'CONFLICT',

@@ -14,8 +14,13 @@ export function register(program: Command): void {
     .requiredOption('--input <files...>', 'corpus files: .txt, .jsonl, .tsv/.csv with a text column; .gz too')
     .requiredOption('--out <dir>', 'index directory to create (e.g. indexes/NAME)')
     .option('--model <name|dir>', 'sentence encoder', DEFAULT_ENCODER)
-    .option('--factory <str>', 'FAISS factory string, or auto (Flat when small, IVF-PQ above)', 'auto')
-    .option('--shards <n>', 'number of shards', int, 1)
+    .option(
+      '--factory <str>',
+      'FAISS factory string, or auto (Flat up to 100k; IVF-PQ above, with an HNSW coarse quantizer from 10^6)',
+      'auto',
+    )
+    .option('--refine <kind>', 'auto | vectors (exact, from vectors.f16) | sq8 | flat | none', 'auto')
+    .option('--shards <n>', 'least number of shards (more when one would exceed --shard-memory)', int, 1)
     .option('--metric <ip|l2>', 'inner product (cosine on unit vectors) or L2', 'ip')
     .option('--resume', 'continue an interrupted build in --out', false)
     .option('--min-tokens <n>', 'drop sentences with fewer tokens', int, 1)
@@ -33,7 +38,18 @@ export function register(program: Command): void {
       8192,
     )
     .option('--encode-batch <n>', 'texts per encoder call', int, 256)
-    .option('--keep-embeddings', 'keep the spilled float32 embeddings (work/) after the build', false)
+    .option('--keep-embeddings', 'keep the spilled half-float embeddings (work/) after the build', false)
+    .option(
+      '--embeddings <files...>',
+      'embeddings computed elsewhere: one .npy per --input file, row r-1 = record r (docs/embeddings.md)',
+    )
+    .option('--embeddings-check <n>', 'sentences re-encoded per checkpoint to check --embeddings', int, 4)
+    .option('--train-points-per-list <n>', 'training vectors per IVF list', int, 40)
+    .option('--train-sample <n>', 'most training vectors (default: points per list x lists)', int)
+    .option('--train-memory <size>', 'vectors training holds at once, e.g. 1GB', '1GiB')
+    .option('--shard-memory <size>', "one shard's working set while filled, e.g. 2GB", '2GiB')
+    .option('--fill-jobs <n>', 'shards filled at once', int, 1)
+    .option('--threads <n>', 'FAISS threads for training and filling (default: all cores)', int)
     .option(
       '--vectors <f16|none>',
       'keep every embedding in the index as half floats (vectors.f16, 2 x dim bytes a sentence), or not',
@@ -60,7 +76,9 @@ export function register(program: Command): void {
           `  read ${c.read}, kept ${c.kept}, duplicates ${c.duplicates}, filtered ${c.empty + c.short + c.long} ` +
             `(empty ${c.empty}, short ${c.short}, long ${c.long}), bad records ${c.bad}`,
           `  vectors ${s.vectors} in ${s.shards} shard(s), factory ${s.factory}`,
-          `  wall time ${formatDuration(s.wallMs / 1000)}, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
+          `  ${s.reason}`,
+          `  training ${formatDuration(s.trainMs / 1000)}, filling ${formatDuration(s.fillMs / 1000)}, ` +
+            `wall time ${formatDuration(s.wallMs / 1000)}, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
           '',
         ].join('\n'),
       );

@@ -8,6 +8,7 @@
 import { type CorpusRecord, readSentences } from '../corpus/index.js';
 import type { NewSentence, SentenceStore } from '../store/index.js';
 import { dedupKey, normalize, tokenCount } from '../text/index.js';
+import type { Position, ProvidedEmbeddings } from './embeddings.js';
 import type { BuildOptions } from './options.js';
 import { dropUncommitted, writeChunk } from './spill.js';
 import { type BuildState, STATE_KEY } from './state.js';
@@ -19,6 +20,8 @@ export interface Embedder {
 
 interface Chunk {
   rows: NewSentence[];
+  /** Where each row came from (file, record): its row in --embeddings. */
+  positions: Position[];
   /** Input position and counters as of the chunk's last record. */
   cursor: BuildState['cursor'];
   counters: BuildState['counters'];
@@ -29,6 +32,8 @@ export interface IngestHooks {
   onCheckpoint?: (state: BuildState, bytesRead: number) => void;
   /** Called for records skipped as bad (with --on-bad-record skip). */
   onBadRecord?: (where: string, message: string) => void;
+  /** Vectors computed elsewhere (--embeddings): read instead of encoded, a sample re-encoded as a check. */
+  provided?: ProvidedEmbeddings;
 }
 
 export async function ingest(
@@ -49,7 +54,9 @@ export async function ingest(
   while (!next.done) {
     const chunk = next.value;
     const started = Date.now();
-    const vectors = embed(embedder, chunk.rows, options.encodeBatch);
+    const vectors = hooks.provided
+      ? fromProvided(hooks.provided, embedder, chunk, options, current.chunks)
+      : embed(embedder, chunk.rows, options.encodeBatch);
     // Read and prepare the following checkpoint while this one is being embedded.
     const following = chunks.next();
     const [vecs, upcoming] = await Promise.all([vectors, following]);
@@ -79,6 +86,21 @@ async function embed(embedder: Embedder, rows: readonly NewSentence[], batch: nu
   return out;
 }
 
+async function fromProvided(
+  provided: ProvidedEmbeddings,
+  embedder: Embedder,
+  chunk: Chunk,
+  options: BuildOptions,
+  n: number,
+): Promise<Float32Array> {
+  const vectors = await provided.vectors(chunk.positions, embedder.dim);
+  // More checks in the first checkpoint, so a misaligned input fails within seconds.
+  const count = n === 0 ? 4 * options.embeddingsCheck : options.embeddingsCheck;
+  const texts = chunk.rows.map((r) => r.text);
+  await provided.check(texts, chunk.positions, vectors, embedder, count, options.seed + n);
+  return vectors;
+}
+
 /** Groups kept sentences into checkpoints of options.checkpointEvery; the last one may be smaller. */
 async function* readChunks(
   state: BuildState,
@@ -91,7 +113,11 @@ async function* readChunks(
   const counters = { ...state.counters };
   let nextId = state.nextId;
   let rows: NewSentence[] = [];
+  let positions: Position[] = [];
   let cursor = state.cursor;
+  // Each finished file's record count must equal its --embeddings rows.
+  const fileEnd = (fileIndex: number, records: number) =>
+    hooks.provided?.checkRecordCount(fileIndex, records);
   const fresh = state.cursor.fileIndex === 0 && state.cursor.record === 0;
   const reader = readSentences(options.inputs, {
     ...(fresh ? {} : { after: state.cursor }),
@@ -102,6 +128,8 @@ async function* readChunks(
   for await (const rec of reader) {
     unsaved = true;
     counters.read++;
+    for (let f = cursor.fileIndex; f < rec.fileIndex; f++)
+      fileEnd(f, f === cursor.fileIndex ? cursor.record : 0);
     cursor = { fileIndex: rec.fileIndex, record: rec.record };
     if ('error' in rec) {
       counters.bad++;
@@ -123,15 +151,19 @@ async function* readChunks(
     pending.add(key);
     const id = nextId++;
     rows.push(rec.meta === undefined ? { id, text, key } : { id, text, key, meta: rec.meta });
+    positions.push({ fileIndex: rec.fileIndex, record: rec.record });
     counters.kept++;
     if (rows.length === options.checkpointEvery) {
-      yield { rows, cursor, counters: { ...counters } };
+      yield { rows, positions, cursor, counters: { ...counters } };
       rows = [];
+      positions = [];
       unsaved = false;
     }
   }
+  for (let f = cursor.fileIndex; f < options.inputs.length; f++)
+    fileEnd(f, f === cursor.fileIndex ? cursor.record : 0);
   // A tail of filtered or duplicate lines still moves the cursor and the counters.
-  if (unsaved) yield { rows, cursor, counters: { ...counters } };
+  if (unsaved) yield { rows, positions, cursor, counters: { ...counters } };
 }
 
 function keep(

@@ -1,12 +1,48 @@
 /** Build options of `paramine index`, validated once at the boundary. */
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { groupKeySpecSchema } from '../store/index.js';
+
+const UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** "2GB", "512MiB", "1.5 GB" or a plain byte count; undefined when it is not one. */
+export function parseBytes(text: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b|b)?\s*$/i.exec(text);
+  if (!m) return undefined;
+  const unit = UNITS[(m[2] ?? '').toLowerCase()];
+  return unit === undefined ? undefined : Math.round(Number(m[1]) * unit);
+}
+
+/** A byte size given as a number or a string with a unit. */
+const bytes = z.union([
+  z.number().int().positive(),
+  z.string().transform((s, ctx) => {
+    const v = parseBytes(s);
+    if (v === undefined || v <= 0) {
+      ctx.addIssue({ code: 'custom', message: `"${s}" is not a size (e.g. 2GB, 512MiB)` });
+      return z.NEVER;
+    }
+    return v;
+  }),
+]);
 
 export const buildOptionsSchema = z.object({
   inputs: z.array(z.string().min(1)).min(1, 'give at least one --input file'),
   out: z.string().min(1),
   model: z.string().min(1),
   factory: z.string().min(1).default('auto'),
+  /** Least shard count; more when one shard would exceed shardMemory. */
   shards: z.number().int().min(1).max(1024).default(1),
   metric: z.enum(['ip', 'l2']).default('ip'),
   resume: z.boolean().default(false),
@@ -23,9 +59,35 @@ export const buildOptionsSchema = z.object({
   keepEmbeddings: z.boolean().default(false),
   /** Keep every embedding in the index as vectors.f16 (mining jobs query with them), or not. */
   vectors: z.enum(['f16', 'none']).default('f16'),
+  /** Refine stage: auto ('vectors' when kept, see src/index/factory.ts), or one of them. */
+  refine: z.enum(['auto', 'none', 'sq8', 'flat', 'vectors']).default('auto'),
   seed: z.number().int().default(1234),
   /** Group tables (src/store/groups.ts) written at the end of the build, in one pass over the store. */
   groupKeys: z.array(groupKeySpecSchema).default([]),
+  /** Training points per IVF list (FAISS asks 30..256). */
+  trainPointsPerList: z.number().int().min(1).max(4096).default(40),
+  /** Most training vectors (k-means time); default: points per list x lists. */
+  trainSample: z.number().int().min(1).optional(),
+  /** Float32 vectors training holds at once (a k-means group, a batch). */
+  trainMemory: bytes.default(2 ** 30),
+  /** One shard's working set while it is filled (codes + ids, inverted lists grow by doubling). */
+  shardMemory: bytes.default(2 * 2 ** 30),
+  /** Shards filled at once. */
+  fillJobs: z.number().int().min(1).max(64).default(1),
+  /** FAISS threads for training and filling (OpenMP; OpenBLAS too while training). */
+  threads: z
+    .number()
+    .int()
+    .min(1)
+    .max(1024)
+    .default(() => availableParallelism()),
+  /**
+   * Embeddings computed elsewhere: one .npy per input file, same order, row r - 1 = record r
+   * (docs/embeddings.md). No encoding; a sample is re-encoded to check alignment and model.
+   */
+  embeddings: z.array(z.string().min(1)).optional(),
+  /** Sentences re-encoded per checkpoint to check --embeddings (more in the first). */
+  embeddingsCheck: z.number().int().min(1).max(1024).default(4),
   quiet: z.boolean().default(false),
 });
 

@@ -1,20 +1,40 @@
 /**
- * Phase 2 of a build: train on a seeded sample of the spilled vectors, add every chunk to its shard
- * (contiguous id ranges), write the shards and the manifest. It starts over after a crash: it is cheap
- * next to embedding (FAISS adds tens of thousands of vectors a second), and the manifest, written last,
- * marks the index complete.
+ * Phase 2 of a build, in resumable steps recorded in the build state:
  *
- * Unless --vectors none, the same pass keeps every embedding as vectors.f16 (half floats, row i = id i)
- * for mining jobs: written under a .tmp name, synced and renamed before the manifest is written.
+ *   assemble  spill chunks -> work/vectors.f16 (one file: uniform random reads for the sample)
+ *   train     the plan's index on a seeded uniform sample -> work/trained.faiss (src/index/train.ts)
+ *   fill      contiguous id ranges into clones of it, one shard file each, `fillJobs` at a time
+ *             (src/index/fill.ts); the shard count keeps one shard's working set under shardMemory
+ *   finish    vectors.f16 moved into the index (unless --vectors none), the manifest written last
+ *
+ * Peak memory is the larger of training's (one k-means group, a batch) and fillJobs shards' working
+ * sets, whatever the collection's size.
  */
-
+import { existsSync } from 'node:fs';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Manifest, ModelRef } from '../index/index.js';
-import { chooseFactory, IndexBuilder, toHalf, VECTORS_FILE } from '../index/index.js';
+import { ParamineError } from '../errors.js';
+import {
+  chooseFactory,
+  fillShards,
+  type IndexPlan,
+  type Manifest,
+  type ModelRef,
+  planForFactory,
+  sampleIds,
+  shardFileName,
+  splitRange,
+  type TrainProgress,
+  trainIndex,
+  VECTORS_FILE,
+  VectorFile,
+  writeIndexFile,
+  writeIndexManifest,
+} from '../index/index.js';
+import { readIndex } from '../native/index.js';
+import { createProgress } from '../progress.js';
 import type { BuildOptions } from './options.js';
-import { readSample, sampleIds } from './sample.js';
-import { readChunk } from './spill.js';
+import { dropChunks, readChunkHalves } from './spill.js';
 import type { BuildState } from './state.js';
 
 export interface ShardsInput {
@@ -23,93 +43,239 @@ export interface ShardsInput {
   state: BuildState;
   options: BuildOptions;
   model: ModelRef;
+  /** Persists the build state (phase-2 steps done); resolves once durable. */
+  saveState: (state: BuildState) => Promise<void>;
   onProgress?: () => void;
   log?: (line: string) => void;
 }
 
-const MAX_TRAIN = 262_144;
-
-/** Training vectors for a user-given factory: ~64 per IVF list (at least 10k for PQ codebooks). */
-function trainSizeFor(factory: string, n: number): number {
-  const ivf = /IVF(\d+)/.exec(factory);
-  if (ivf) return Math.min(n, MAX_TRAIN, Math.max(64 * Number(ivf[1]), 10_000));
-  return /^Flat$|^IDMap,Flat$/.test(factory) ? 0 : Math.min(n, 65_536);
+export interface ShardsResult {
+  factory: string;
+  shards: number;
+  trainMs: number;
+  fillMs: number;
+  plan: IndexPlan;
 }
 
-export async function writeShards(input: ShardsInput): Promise<{ factory: string; shards: number }> {
-  const { state, options, workDir } = input;
+type IndexProgress = NonNullable<BuildState['index']>;
+
+/** The plan for this build: auto's choice, or the given factory's shape. */
+export function buildPlan(options: BuildOptions, n: number, dim: number): IndexPlan {
+  const common = {
+    n: Math.max(n, 1),
+    dim,
+    metric: options.metric,
+    vectorsKept: options.vectors === 'f16',
+    trainPointsPerList: options.trainPointsPerList,
+    ...(options.trainSample === undefined ? {} : { maxTrainingVectors: options.trainSample }),
+    ...(options.refine === 'auto' ? {} : { refine: options.refine }),
+  };
+  if (options.refine === 'vectors' && options.vectors !== 'f16') {
+    throw new ParamineError('BAD_INPUT', '--refine vectors needs the kept vectors (--vectors f16)', {
+      field: 'refine',
+    });
+  }
+  return options.factory === 'auto' ? chooseFactory(common) : planForFactory(options.factory, common);
+}
+
+/** Shards: at least the requested count, more when one would exceed shardMemory while filled. */
+export function shardCount(plan: IndexPlan, n: number, options: BuildOptions): number {
+  // Inverted lists grow by doubling: a shard may hold up to twice its bytes while it is filled.
+  const working = 2 * plan.cost.perVector.ram * n;
+  const needed = Math.ceil(working / options.shardMemory);
+  return Math.max(1, Math.min(Math.max(options.shards, needed), n, 1024));
+}
+
+export async function writeShards(input: ShardsInput): Promise<ShardsResult> {
+  const { options, workDir, out } = input;
+  let state = input.state;
   const n = state.nextId;
   const dim = state.model.dim;
-  const perChunk = options.checkpointEvery;
-  const plan = options.factory === 'auto' ? chooseFactory({ n: Math.max(n, 1), dim }) : undefined;
-  const factory = plan?.factory ?? options.factory;
-  const trainSize = plan?.trainSize ?? trainSizeFor(factory, n);
-  const shards = Math.max(1, Math.min(options.shards, n));
   const log = input.log ?? (() => {});
+  const plan = buildPlan(options, n, dim);
+  let progress: IndexProgress = state.index ?? { assembled: false, trainMs: 0, done: [], fillMs: 0 };
+  const save = async (p: IndexProgress) => {
+    progress = p;
+    state = { ...state, index: p };
+    await input.saveState(state);
+  };
 
-  const t0 = Date.now();
-  const sample = await readSample(workDir, sampleIds(n, trainSize, options.seed), perChunk, dim);
-  log(`training ${factory} on ${trainSize} of ${n} vectors`);
-  const builder = await IndexBuilder.train({ dim, metric: options.metric, factory, shards, sample });
-  const trainMs = Date.now() - t0;
-  const vectorsPath = join(input.out, VECTORS_FILE);
-  let half: FileHandle | undefined;
+  const assembled = join(workDir, VECTORS_FILE);
+  // A crash between moving vectors.f16 into the index and writing the manifest: move it back.
+  if (progress.assembled && !existsSync(assembled) && existsSync(join(out, VECTORS_FILE))) {
+    await rename(join(out, VECTORS_FILE), assembled);
+  }
+  if (!progress.assembled || !existsSync(assembled)) {
+    await assemble(workDir, state, dim, options.checkpointEvery, assembled);
+    await save({ ...progress, assembled: true });
+  }
+  if (!options.keepEmbeddings) dropChunks(workDir);
+  const source = await VectorFile.openFile(assembled, n, dim);
   try {
-    // A crash in an earlier phase 2 may have left either name behind: both are rewritten, or dropped.
-    if (options.vectors === 'f16') half = await open(`${vectorsPath}.tmp`, 'w');
-    else await Promise.all([vectorsPath, `${vectorsPath}.tmp`].map((p) => rm(p, { force: true })));
-    const t1 = Date.now();
-    for (let c = 0; c < state.chunks; c++) {
-      const vectors = await readChunk(workDir, c, dim);
-      const count = vectors.length / dim;
-      const ids = new BigInt64Array(count);
-      for (let i = 0; i < count; i++) ids[i] = BigInt(c * perChunk + i);
-      // Contiguous id ranges per shard: shard s holds chunks [s*C/S, (s+1)*C/S).
-      await Promise.all([
-        builder.add(vectors, ids, { shard: Math.floor((c * shards) / state.chunks) }),
-        half && writeAll(half, toHalf(vectors), c * perChunk * dim * 2),
-      ]);
-      input.onProgress?.();
+    const trainedPath = join(workDir, 'trained.faiss');
+    if (progress.trained !== plan.factory || !existsSync(trainedPath)) {
+      log(`index: ${plan.reason}`);
+      const t0 = Date.now();
+      const index = await trainIndex({
+        plan,
+        dim,
+        metric: options.metric,
+        source,
+        sampleIds: sampleIds(n, plan.trainSize, options.seed),
+        seed: options.seed,
+        memoryBytes: options.trainMemory,
+        threads: options.threads,
+        onProgress: trainingProgress(options, log),
+      });
+      await writeIndexFile(index, trainedPath);
+      await index.close();
+      // A new template invalidates shards filled from an earlier one.
+      await save({
+        ...progress,
+        trained: plan.factory,
+        trainMs: Date.now() - t0,
+        shards: undefined,
+        done: [],
+      });
     }
-    let kept: Manifest['vectors'];
-    if (half) {
-      await half.sync();
-      await half.close();
-      await rename(`${vectorsPath}.tmp`, vectorsPath);
-      await syncDir(input.out);
-      kept = { file: VECTORS_FILE, dtype: 'float16', count: n, dim };
+    const template = await readIndex(trainedPath);
+    try {
+      const shards = progress.shards ?? shardCount(plan, n, options);
+      if (progress.shards === undefined) await save({ ...progress, shards });
+      const fillMs = await fill(input, template, source, shards, progress, save);
+      await finish(input, plan, n, dim, shards, assembled, progress);
+      return { factory: plan.factory, shards, trainMs: progress.trainMs, fillMs, plan };
+    } finally {
+      await template.close();
     }
-    const addMs = Date.now() - t1;
-    await builder.write(input.out, {
-      model: input.model,
-      ...(kept ? { vectors: kept } : {}),
-      build: {
-        plan: plan ?? { factory, trainSize },
-        trainSize,
-        trainMs,
-        addMs,
-        corpus: {
-          inputs: state.inputs,
-          counters: state.counters,
-          options: state.contentOptions,
-        },
-      },
-    });
-    return { factory, shards };
   } finally {
-    await half?.close().catch(() => {}); // already closed on success
-    await builder.close();
+    await source.close();
   }
 }
 
-/** Writes all of `halves` at byte `position` (little-endian, as every supported platform is). */
-async function writeAll(fh: FileHandle, halves: Uint16Array, position: number): Promise<void> {
-  const bytes = new Uint8Array(halves.buffer, halves.byteOffset, halves.byteLength);
-  let off = 0;
-  while (off < bytes.length) {
-    const { bytesWritten } = await fh.write(bytes, off, bytes.length - off, position + off);
-    off += bytesWritten;
+function trainingProgress(options: BuildOptions, log: (line: string) => void): (p: TrainProgress) => void {
+  const bar = createProgress({ label: 'training', unit: 'sample points', quiet: options.quiet });
+  const names: Record<string, string> = {
+    input: 'raw-vector stages (OPQ / refine codes)',
+    level1: 'level-1 k-means',
+    quantizer: 'coarse quantizer (HNSW graph)',
+    codes: 'PQ codebooks',
+    faiss: 'FAISS train()',
+  };
+  return (p) => {
+    if (p.stage === 'groups' || p.stage === 'assign') {
+      bar.update(p.done, p.total, { stage: p.stage === 'groups' ? 'k-means per group' : 'assigning' });
+      if (p.stage === 'groups' && p.done === p.total && p.total > 0) bar.stop();
+    } else if (p.done === 0) {
+      log(`training: ${names[p.stage] ?? p.stage}`);
+    }
+  };
+}
+
+async function fill(
+  input: ShardsInput,
+  template: Awaited<ReturnType<typeof readIndex>>,
+  source: VectorFile,
+  shards: number,
+  progress: IndexProgress,
+  save: (p: IndexProgress) => Promise<void>,
+): Promise<number> {
+  const { options, out } = input;
+  const n = source.count;
+  const ranges = splitRange(n, shards);
+  const done = new Set(progress.done);
+  const skipped = ranges.filter((_, i) => done.has(i)).reduce((a, r) => a + r.count, 0);
+  const bar = createProgress({ label: 'filling', unit: 'vectors', quiet: options.quiet });
+  const t0 = Date.now();
+  let saving = Promise.resolve();
+  await fillShards({
+    template,
+    source,
+    ranges,
+    jobs: options.fillJobs,
+    skip: done,
+    save: async (i, index) => {
+      await writeIndexFile(index, join(out, shardFileName(i)));
+      done.add(i);
+      // Serialized: two shards finishing together must not both write the state from a stale copy.
+      saving = saving.then(() => save({ ...progress, done: [...done].sort((a, b) => a - b) }));
+      await saving;
+    },
+    onProgress: (added) => {
+      bar.update(skipped + added, n);
+      input.onProgress?.();
+    },
+  });
+  bar.stop();
+  const fillMs = progress.fillMs + (Date.now() - t0);
+  await save({ ...progress, done: [...done].sort((a, b) => a - b), fillMs });
+  return fillMs;
+}
+
+async function finish(
+  input: ShardsInput,
+  plan: IndexPlan,
+  n: number,
+  dim: number,
+  shards: number,
+  assembled: string,
+  progress: IndexProgress,
+): Promise<void> {
+  const { options, out, state } = input;
+  const ranges = splitRange(n, shards);
+  let kept: Manifest['vectors'];
+  const target = join(out, VECTORS_FILE);
+  if (options.vectors === 'f16') {
+    if (existsSync(assembled)) await rename(assembled, target);
+    kept = { file: VECTORS_FILE, dtype: 'float16', count: n, dim };
+  } else {
+    await rm(target, { force: true });
   }
+  await syncDir(out);
+  await writeIndexManifest(
+    out,
+    {
+      factory: plan.factory,
+      dim,
+      metric: options.metric,
+      nlist: plan.nlist > 0 ? plan.nlist : null,
+      shards: ranges.map((r, i) => ({ file: shardFileName(i), count: r.count })),
+    },
+    {
+      model: input.model,
+      ...(kept ? { vectors: kept } : {}),
+      search: plan.kind === 'flat' ? {} : { ...plan.search, ...(kept ? {} : { refine: undefined }) },
+      build: {
+        plan,
+        trainSize: plan.trainSize,
+        trainMs: progress.trainMs,
+        fillMs: progress.fillMs,
+        shardRanges: ranges,
+        corpus: { inputs: state.inputs, counters: state.counters, options: state.contentOptions },
+      },
+    },
+  );
+}
+
+/** Concatenates the spill chunks (half floats; legacy float32 ones converted) into one file, durably. */
+async function assemble(workDir: string, state: BuildState, dim: number, perChunk: number, path: string) {
+  const tmp = `${path}.partial`;
+  const fh: FileHandle = await open(tmp, 'w');
+  try {
+    for (let c = 0; c < state.chunks; c++) {
+      const halves = await readChunkHalves(workDir, c, dim);
+      const bytes = new Uint8Array(halves.buffer, halves.byteOffset, halves.byteLength);
+      let off = 0;
+      const at = c * perChunk * dim * 2;
+      while (off < bytes.length)
+        off += (await fh.write(bytes, off, bytes.length - off, at + off)).bytesWritten;
+    }
+    await fh.truncate(state.nextId * dim * 2);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
 }
 
 /** Makes a rename in `dir` durable (best effort: some platforms cannot open a directory). */

@@ -25,6 +25,20 @@ export const buildStateSchema = z.object({
   counters: countersSchema,
   /** Wall time spent in earlier runs of this build, so the summary reports the whole build. */
   elapsedMs: z.number(),
+  /** Phase 2's progress, so a resumed build keeps what is done (absent before phase 2 starts). */
+  index: z
+    .object({
+      /** work/vectors.f16 holds every spilled vector. */
+      assembled: z.boolean(),
+      /** The factory of the trained, empty index in work/trained.faiss. */
+      trained: z.string().optional(),
+      trainMs: z.number().default(0),
+      /** Shard count and the shards whose files are written. */
+      shards: z.number().int().optional(),
+      done: z.array(z.number().int()).default([]),
+      fillMs: z.number().default(0),
+    })
+    .optional(),
 });
 export type BuildState = z.infer<typeof buildStateSchema>;
 

@@ -19,7 +19,7 @@ import { NeighbourhoodMeans, ratioMargin } from './margin.js';
 import { acceptsPair, excludedBySameKey, searchOptionsOf } from './pairs.js';
 import { type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
-import { effectiveFilter, effectiveScope } from './spec.js';
+import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
 import { bestClausePairs, type SubSentencePair } from './subsentence.js';
 
@@ -80,47 +80,46 @@ export async function runJob(
       `the job's query sentences changed since it started (${initial.total} then, ${source.total} now)`,
     );
   }
-  const scope = effectiveScope(spec);
-  const options: SearchOptions = searchOptionsOf(spec);
-  const margins = spec.margin
-    ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, spec.nprobe, ctx.index.ntotal)
-    : undefined;
-  const scopeSpec = { ...scope, exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX };
-  const scoped = hasScope(scopeSpec)
-    ? new ScopedSearch(scopeSpec, {
-        tables: ctx.groups,
-        store: ctx.store,
-        vectors: ctx.vectors,
-        embed: (texts) => ctx.encoder.encode(texts),
-        dim: ctx.core.dim,
-        ann: ctx.ann as unknown as SelectiveIndex,
-        nprobe: spec.nprobe,
-      })
-    : undefined;
+  const run: BatchRun = {
+    ctx,
+    jobs,
+    parts,
+    spec,
+    options: searchOptionsOf(spec),
+    margins: spec.margin
+      ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, spec.nprobe, ctx.index.ntotal)
+      : undefined,
+    scoped: scopedSearch(ctx, spec),
+  };
   try {
-    return await runBatches(initial, ctx, jobs, control, { source, options, margins, scoped, parts });
+    return await runBatches(run, initial, source, control);
   } finally {
-    await scoped?.close();
+    await run.scoped?.close();
   }
 }
 
-interface RunParts {
-  source: Awaited<ReturnType<typeof openJobSource>>;
-  options: SearchOptions;
-  margins: NeighbourhoodMeans | undefined;
-  scoped: ScopedSearch | undefined;
-  parts: SourceParts;
+/** The scope's searcher when the job has a withinGroup or window scope. */
+function scopedSearch(ctx: JobContext, spec: JobSpec): ScopedSearch | undefined {
+  const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX };
+  if (!hasScope(scope)) return undefined;
+  return new ScopedSearch(scope, {
+    tables: ctx.groups,
+    store: ctx.store,
+    vectors: ctx.vectors,
+    embed: (texts) => ctx.encoder.encode(texts),
+    dim: ctx.core.dim,
+    ann: ctx.ann as unknown as SelectiveIndex,
+    nprobe: spec.nprobe,
+  });
 }
 
 async function runBatches(
+  run: BatchRun,
   initial: JobRecord,
-  ctx: JobContext,
-  jobs: JobStore,
+  source: Awaited<ReturnType<typeof openJobSource>>,
   control: RunControl,
-  { source, options, margins, scoped, parts }: RunParts,
 ): Promise<JobRecord> {
-  const spec = initial.spec;
-  const scope = effectiveScope(spec);
+  const { jobs, spec } = run;
   let job: JobRecord = {
     ...initial,
     state: 'running',
@@ -133,62 +132,7 @@ async function runBatches(
     if (stop === 'cancel') return finish(jobs, job, 'cancelled');
     const t0 = performance.now();
     const batch = await source.batch(job.processed, Math.min(spec.batchSize, job.total - job.processed));
-    const accepted = new Map<string, MinedPair>();
-    const hits = scoped ? await scoped.hits(batch, spec.k + 1) : undefined;
-    const { results } = await ctx.core.searchVectors(batch.texts, batch.vectors, options, {
-      excludeIds: batch.ids.map((id) => id ?? undefined),
-      fixedDepth: true,
-      ...(hits === undefined ? {} : { hits }),
-      keep: (q, c) => {
-        const qId = batch.ids[q] ?? null;
-        if (qId === c.id) return false;
-        if (!scoped && excludedBySameKey(scope.excludeSame, batch.metas[q], c.meta)) return false;
-        const key = keyOf(qId, batch.texts[q] as string, c.id);
-        return !accepted.has(key) && !jobs.hasPair(job.id, key);
-      },
-    });
-    if (scope.negatives) {
-      // Hard negatives: of the top k, the pairs the filters or the cross-encoder reject.
-      for (const r of results)
-        r.candidates = r.candidates.filter((c) => !acceptsPair(spec, ctx.core.positiveLabels, r.query, c));
-    }
-    const spans = spec.subSentence
-      ? await splitSubSentence(spec, results, (texts) => ctx.encoder.encode(texts))
-      : [];
-    const marginsOf = margins ? await batchMargins(margins, batch, results, parts) : undefined;
-    results.forEach((r, q) => {
-      const qId = batch.ids[q] ?? null;
-      for (const c of r.candidates) {
-        const margin = marginsOf?.get(q)?.get(c.id);
-        if (spec.margin?.min !== undefined && (margin === undefined || margin < spec.margin.min)) continue;
-        const key = keyOf(qId, r.query, c.id);
-        if (accepted.has(key)) continue;
-        const meta = batch.metas[q];
-        accepted.set(key, {
-          a: { id: qId, text: r.query, ...(meta === undefined ? {} : { meta }) },
-          b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
-          cosine: c.cosine,
-          ...(margin === undefined ? {} : { margin }),
-          ...(c.label === undefined ? {} : { label: c.label }),
-          ...(c.probabilities === undefined ? {} : { probabilities: c.probabilities }),
-          lexical: c.lexical,
-        });
-      }
-    });
-    for (const sp of spans) {
-      const qId = batch.ids[sp.query] ?? null;
-      const key = keyOf(qId, batch.texts[sp.query] as string, sp.candidate.id);
-      if (accepted.has(key)) continue;
-      const meta = batch.metas[sp.query];
-      const c = sp.candidate;
-      accepted.set(key, {
-        a: { id: qId, text: batch.texts[sp.query] as string, ...(meta === undefined ? {} : { meta }) },
-        b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
-        cosine: c.cosine,
-        lexical: sp.lexical,
-        span: sp.span,
-      });
-    }
+    const accepted = await minedPairs(run, job, batch);
     const next: JobRecord = {
       ...job,
       processed: job.processed + batch.texts.length,
@@ -205,15 +149,82 @@ async function runBatches(
     // Let queued HTTP requests run between batches.
     await nextTick();
   }
-  if (spec.cluster) {
-    const uf = new UnionFind();
-    for (const { pair } of jobs.pairs(job.id))
-      if (pair.a.id !== null && pair.b.id !== null) uf.union(pair.a.id, pair.b.id);
-    const clusters = uf.clusters();
-    job = { ...job, clusters: clusters.length };
-    await jobs.writeClusters(job, clusters);
-  }
+  if (spec.cluster) job = await writeClusters(jobs, job);
   return finish(jobs, job, 'done');
+}
+
+/** What every batch of one job runs with. */
+interface BatchRun {
+  ctx: JobContext;
+  jobs: JobStore;
+  parts: SourceParts;
+  spec: JobSpec;
+  options: SearchOptions;
+  margins: NeighbourhoodMeans | undefined;
+  scoped: ScopedSearch | undefined;
+}
+
+/** One batch's new pairs by key: searched, group- and pair-deduplicated, margin-filtered. */
+async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Promise<Map<string, MinedPair>> {
+  const { spec, scoped } = run;
+  const scope = effectiveScope(spec);
+  const accepted = new Map<string, MinedPair>();
+  const hits = scoped ? await scoped.hits(batch, spec.k + 1) : undefined;
+  const { results } = await run.ctx.core.searchVectors(batch.texts, batch.vectors, run.options, {
+    excludeIds: batch.ids.map((id) => id ?? undefined),
+    fixedDepth: true,
+    ...(hits === undefined ? {} : { hits }),
+    keep: (q, c) => {
+      const qId = batch.ids[q] ?? null;
+      if (qId === c.id) return false;
+      if (!scoped && excludedBySameKey(scope.excludeSame, batch.metas[q], c.meta)) return false;
+      const key = keyOf(qId, batch.texts[q] as string, c.id);
+      return !accepted.has(key) && !run.jobs.hasPair(job.id, key);
+    },
+  });
+  if (scope.negatives) {
+    // Hard negatives: of the top k, the pairs the filters or the cross-encoder reject.
+    for (const r of results)
+      r.candidates = r.candidates.filter((c) => !acceptsPair(spec, run.ctx.core.positiveLabels, r.query, c));
+  }
+  const spans = spec.subSentence
+    ? await splitSubSentence(spec, results, (texts) => run.ctx.encoder.encode(texts))
+    : [];
+  const marginsOf = run.margins ? await batchMargins(run.margins, batch, results, run.parts) : undefined;
+  results.forEach((r, q) => {
+    const qId = batch.ids[q] ?? null;
+    for (const c of r.candidates) {
+      const margin = marginsOf?.get(q)?.get(c.id);
+      if (spec.margin?.min !== undefined && (margin === undefined || margin < spec.margin.min)) continue;
+      const key = keyOf(qId, r.query, c.id);
+      if (accepted.has(key)) continue;
+      const meta = batch.metas[q];
+      accepted.set(key, {
+        a: { id: qId, text: r.query, ...(meta === undefined ? {} : { meta }) },
+        b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
+        cosine: c.cosine,
+        ...(margin === undefined ? {} : { margin }),
+        ...(c.label === undefined ? {} : { label: c.label }),
+        ...(c.probabilities === undefined ? {} : { probabilities: c.probabilities }),
+        lexical: c.lexical,
+      });
+    }
+  });
+  for (const sp of spans) {
+    const qId = batch.ids[sp.query] ?? null;
+    const key = keyOf(qId, batch.texts[sp.query] as string, sp.candidate.id);
+    if (accepted.has(key)) continue;
+    const meta = batch.metas[sp.query];
+    const c = sp.candidate;
+    accepted.set(key, {
+      a: { id: qId, text: batch.texts[sp.query] as string, ...(meta === undefined ? {} : { meta }) },
+      b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
+      cosine: c.cosine,
+      lexical: sp.lexical,
+      span: sp.span,
+    });
+  }
+  return accepted;
 }
 
 /**
@@ -221,12 +232,12 @@ async function runBatches(
  * are tried as best-clause spans (returned apart, their rows' entries removed).
  */
 async function splitSubSentence(
-  spec: JobRecord['spec'],
+  spec: JobSpec,
   results: Array<{ query: string; candidates: Candidate[] }>,
   embed: (texts: string[]) => Promise<Float32Array>,
 ): Promise<SubSentencePair[]> {
   const filter = effectiveFilter(spec);
-  const sub = spec.subSentence as NonNullable<JobRecord['spec']['subSentence']>;
+  const sub = spec.subSentence as NonNullable<JobSpec['subSentence']>;
   const found = await bestClausePairs(
     results.map((r) => r.query),
     results.map((r) => r.candidates),
@@ -240,6 +251,17 @@ async function splitSubSentence(
     );
   }
   return found;
+}
+
+/** Groups the job's pairs into multi-reference sets (connected components). */
+async function writeClusters(jobs: JobStore, job: JobRecord): Promise<JobRecord> {
+  const uf = new UnionFind();
+  for (const { pair } of jobs.pairs(job.id))
+    if (pair.a.id !== null && pair.b.id !== null) uf.union(pair.a.id, pair.b.id);
+  const clusters = uf.clusters();
+  const next = { ...job, clusters: clusters.length };
+  await jobs.writeClusters(next, clusters);
+  return next;
 }
 
 async function finish(jobs: JobStore, job: JobRecord, state: 'done' | 'cancelled'): Promise<JobRecord> {

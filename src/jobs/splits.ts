@@ -4,7 +4,7 @@
  * (earlier pairs train, later ones test). Units (connected sets, or single pairs) are laid out in order
  * (seeded random, or by time) and filled into the splits in turn up to each split's share of the pairs.
  */
-import { prng } from '../indexer/sample.js';
+import { prng } from '../index/index.js';
 import { UnionFind } from './cluster.js';
 
 export interface SplitPlan {

@@ -13,6 +13,8 @@ export interface Embedder {
    * (the batcher answers with an abort error); once a batch runs it finishes.
    */
   encode(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array>;
+  /** Batched ports only: throws OVERLOADED at once when `n` more texts would be refused now. */
+  admit?(n: number): void;
 }
 
 export interface PairScore {
@@ -31,4 +33,6 @@ export interface PairScorer {
   readonly positiveLabels: readonly string[];
   /** One score per pair, in order. The signal works as for `Embedder.encode`. */
   score(pairs: readonly Pair[], signal?: AbortSignal): Promise<PairScore[]>;
+  /** Batched ports only: throws OVERLOADED at once when `n` more pairs would be refused now. */
+  admit?(n: number): void;
 }

@@ -11,7 +11,9 @@
 #include <string>
 
 #include "errors.h"
+#include "half_vectors.h"
 #include "index_object.h"
+#include "train.h"
 #include "tree.h"
 #include "workers.h"
 
@@ -120,6 +122,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   ApplyThreads(EnvInt("PARAMINE_FAISS_THREADS", std::min(2, omp_get_num_procs())),
                EnvInt("PARAMINE_BLAS_THREADS", 1));
   exports.Set("FaissIndex", IndexObject::Define(env));
+  exports.Set("HalfVectors", HalfVectors::Define(env));
+  exports.Set("kmeans", Napi::Function::New(env, Kmeans, "kmeans"));
+  exports.Set("openHalfVectors", Napi::Function::New(env, OpenHalfVectors, "openHalfVectors"));
   exports.Set("createIndex", Napi::Function::New(env, CreateIndex, "createIndex"));
   exports.Set("readIndex", Napi::Function::New(env, ReadIndex, "readIndex"));
   exports.Set("setNumThreads", Napi::Function::New(env, SetNumThreads, "setNumThreads"));

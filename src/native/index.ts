@@ -14,9 +14,15 @@ import { type ErrorCode, ParamineError } from '../errors.js';
 
 export type Metric = 'ip' | 'l2';
 
-export interface SearchOptions {
+/** Per-query ANN parameters (not to be confused with the search stage's request options). */
+export interface AnnSearchParams {
   /** IVF lists to visit (clamped to nlist); default: the index's own nprobe (FAISS default 1). */
   nprobe?: number;
+  /**
+   * HNSW coarse quantizer (`IVF{n}_HNSW{M}`) only: size of the candidate list while finding the nprobe
+   * nearest lists (raised to nprobe when smaller); default: the quantizer's own (FAISS default 16).
+   */
+  efSearch?: number;
   /** Refine stage only: candidates taken from the coarse layer per result (k * kFactor); default 1. */
   kFactor?: number;
   /**
@@ -25,6 +31,16 @@ export interface SearchOptions {
    * groups exactly instead. Fast-scan indexes reject it (BAD_INPUT).
    */
   ids?: BigInt64Array;
+}
+
+export interface KmeansOptions {
+  /** Lloyd iterations (default 20). */
+  niter?: number;
+  seed?: number;
+  /** Inner-product data: unit-length centroids, points assigned by inner product (default false: L2). */
+  spherical?: boolean;
+  /** Points beyond k * this are subsampled by FAISS (default 256). */
+  maxPointsPerCentroid?: number;
 }
 
 export interface SearchResult {
@@ -51,17 +67,33 @@ interface NativeIndex {
   readonly factory: string;
   readonly structure: string;
   readonly nlist: number | null;
+  readonly coarseDim: number;
+  readonly hnswQuantizer: boolean;
+  readonly preTransform: boolean;
   train(x: Float32Array): Promise<void>;
+  trainInputStages(x: Float32Array): Promise<void>;
+  applyPreTransform(x: Float32Array): Promise<Float32Array>;
+  setCentroids(c: Float32Array): Promise<void>;
+  trainCodes(x: Float32Array): Promise<void>;
   add(x: Float32Array, ids: BigInt64Array): Promise<void>;
-  search(x: Float32Array, k: number, options?: SearchOptions): Promise<SearchResult>;
+  search(x: Float32Array, k: number, options?: AnnSearchParams): Promise<SearchResult>;
   write(path: string): Promise<void>;
   cloneEmpty(): Promise<NativeIndex>;
   merge(other: NativeIndex): Promise<void>;
   close(): Promise<void>;
 }
 
+interface NativeHalfVectors {
+  readonly count: number;
+  readonly dim: number;
+  rescore(queries: Float32Array, candidates: BigInt64Array, k: number, metric: Metric): Promise<SearchResult>;
+  close(): Promise<void>;
+}
+
 interface NativeBinding {
   createIndex(factory: string, dim: number, metric: Metric): NativeIndex;
+  kmeans(x: Float32Array, dim: number, k: number, options: KmeansOptions): Promise<Float32Array>;
+  openHalfVectors(path: string, dim: number): Promise<NativeHalfVectors>;
   readIndex(path: string, options: { mmap: boolean }): Promise<NativeIndex>;
   setNumThreads(n: number, blas?: number): void;
   getNumThreads(): ThreadCounts;
@@ -211,10 +243,46 @@ export class FaissIndex {
   get nlist(): number | null {
     return this.#native.nlist;
   }
+  /** Dimension of the IVF layer (after an OPQ/PCA pre-transform); dim when there is none. */
+  get coarseDim(): number {
+    return this.#native.coarseDim;
+  }
+  /** The coarse quantizer is an HNSW graph over the centroids (`IVF{n}_HNSW{M}`). */
+  get hnswQuantizer(): boolean {
+    return this.#native.hnswQuantizer;
+  }
+  /** An OPQ / PCA transform comes before the IVF layer (trainInputStages learns it). */
+  get preTransform(): boolean {
+    return this.#native.preTransform;
+  }
 
   /** Learns the coarse quantizer / codebooks. A no-op for indexes that need no training (Flat). */
   train(vectors: Float32Array): Promise<void> {
     return wrap(() => this.#native.train(vectors));
+  }
+
+  /**
+   * Step-wise training of IVF indexes (src/index/train.ts drives it): trainInputStages (what learns on
+   * raw vectors: an OPQ/PCA pre-transform, refine codes; a no-op without them) -> the caller's k-means
+   * in coarseDim space -> setCentroids -> trainCodes.
+   */
+  trainInputStages(vectors: Float32Array): Promise<void> {
+    return wrap(() => this.#native.trainInputStages(vectors));
+  }
+
+  /** Vectors mapped into the IVF layer's space (coarseDim floats each); a copy when there is no transform. */
+  applyPreTransform(vectors: Float32Array): Promise<Float32Array> {
+    return wrap(() => this.#native.applyPreTransform(vectors));
+  }
+
+  /** nlist x coarseDim centroids into the coarse quantizer (an HNSW quantizer builds its graph here). */
+  setCentroids(centroids: Float32Array): Promise<void> {
+    return wrap(() => this.#native.setCentroids(centroids));
+  }
+
+  /** Codebooks (PQ/SQ) on the residuals of `vectors` (coarseDim space); the index is trained afterwards. */
+  trainCodes(vectors: Float32Array): Promise<void> {
+    return wrap(() => this.#native.trainCodes(vectors));
   }
 
   /** Adds vectors with caller ids (non-negative; FAISS keeps them). */
@@ -223,7 +291,7 @@ export class FaissIndex {
   }
 
   /** k nearest neighbours of each query row. */
-  search(queries: Float32Array, k: number, options: SearchOptions = {}): Promise<SearchResult> {
+  search(queries: Float32Array, k: number, options: AnnSearchParams = {}): Promise<SearchResult> {
     return wrap(() => this.#native.search(queries, k, options));
   }
 
@@ -264,4 +332,54 @@ export function createIndex(factory: string, dim: number, metric: Metric): Faiss
 export async function readIndex(path: string, options: { mmap?: boolean } = {}): Promise<FaissIndex> {
   const native = await wrap(() => load().readIndex(path, { mmap: options.mmap === true }));
   return FaissIndex.fromNative(native);
+}
+
+/** k-means over `points` (n x dim, row-major) off the event loop; resolves to k x dim centroids. */
+export function kmeans(
+  points: Float32Array,
+  dim: number,
+  k: number,
+  options: KmeansOptions = {},
+): Promise<Float32Array> {
+  return wrap(() => load().kmeans(points, dim, k, options));
+}
+
+/**
+ * A file of count x dim half floats (an index's vectors.f16), memory-mapped: re-scoring ANN candidates
+ * with exact vectors costs page cache, not process memory.
+ */
+export class HalfVectors {
+  readonly #native: NativeHalfVectors;
+
+  private constructor(native: NativeHalfVectors) {
+    this.#native = native;
+  }
+
+  static async open(path: string, dim: number): Promise<HalfVectors> {
+    return new HalfVectors(await wrap(() => load().openHalfVectors(path, dim)));
+  }
+
+  get count(): number {
+    return this.#native.count;
+  }
+  get dim(): number {
+    return this.#native.dim;
+  }
+
+  /**
+   * For each query row, scores its row of `candidates` (same count per query, -1 = empty) exactly and
+   * keeps the best k, best first (ties: smaller id).
+   */
+  rescore(
+    queries: Float32Array,
+    candidates: BigInt64Array,
+    k: number,
+    metric: Metric,
+  ): Promise<SearchResult> {
+    return wrap(() => this.#native.rescore(queries, candidates, k, metric));
+  }
+
+  close(): Promise<void> {
+    return wrap(() => this.#native.close());
+  }
 }

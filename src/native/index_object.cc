@@ -6,15 +6,13 @@
 #include <vector>
 
 #include "errors.h"
+#include "instance.h"
+#include "train.h"
 #include "workers.h"
 
 namespace paramine {
 
 namespace {
-
-struct Constructor {
-  Napi::FunctionReference ref;
-};
 
 // Validation failures reject the returned promise (never a synchronous throw from an async method).
 struct ArgError {
@@ -85,6 +83,10 @@ Napi::Function IndexObject::Define(Napi::Env env) {
           InstanceMethod<&IndexObject::CloneEmpty>("cloneEmpty"),
           InstanceMethod<&IndexObject::Merge>("merge"),
           InstanceMethod<&IndexObject::Close>("close"),
+          InstanceMethod<&IndexObject::TrainInputStages>("trainInputStages"),
+          InstanceMethod<&IndexObject::ApplyPreTransform>("applyPreTransform"),
+          InstanceMethod<&IndexObject::SetCentroids>("setCentroids"),
+          InstanceMethod<&IndexObject::TrainCodes>("trainCodes"),
           InstanceAccessor<&IndexObject::GetDim>("dim"),
           InstanceAccessor<&IndexObject::GetMetric>("metric"),
           InstanceAccessor<&IndexObject::GetNtotal>("ntotal"),
@@ -94,23 +96,23 @@ Napi::Function IndexObject::Define(Napi::Env env) {
           InstanceAccessor<&IndexObject::GetFactory>("factory"),
           InstanceAccessor<&IndexObject::GetStructure>("structure"),
           InstanceAccessor<&IndexObject::GetNlist>("nlist"),
+          InstanceAccessor<&IndexObject::GetCoarseDim>("coarseDim"),
+          InstanceAccessor<&IndexObject::GetHnswQuantizer>("hnswQuantizer"),
+          InstanceAccessor<&IndexObject::GetPreTransform>("preTransform"),
       });
-  auto* ctor = new Constructor{Napi::Persistent(fn)};
-  env.SetInstanceData<Constructor>(ctor);
+  DataOf(env)->faissIndex = Napi::Persistent(fn);
   return fn;
 }
 
 Napi::Object IndexObject::NewInstance(Napi::Env env, std::shared_ptr<IndexState> st) {
-  auto* ctor = env.GetInstanceData<Constructor>();
   auto handle = Napi::External<std::shared_ptr<IndexState>>::New(env, &st);
-  return ctor->ref.New({handle});
+  return DataOf(env)->faissIndex.New({handle});
 }
 
 std::shared_ptr<IndexState> IndexObject::StateOf(Napi::Value value) {
   if (!value.IsObject()) return nullptr;
-  auto* ctor = value.Env().GetInstanceData<Constructor>();
   Napi::Object obj = value.As<Napi::Object>();
-  if (!obj.InstanceOf(ctor->ref.Value())) return nullptr;
+  if (!obj.InstanceOf(DataOf(value.Env())->faissIndex.Value())) return nullptr;
   return Unwrap(obj)->st_;
 }
 
@@ -181,6 +183,7 @@ Napi::Value IndexObject::Search(const Napi::CallbackInfo& info) {
       if (!info[2].IsObject()) throw BadInput("search: options must be an object");
       Napi::Object o = info[2].As<Napi::Object>();
       opts.nprobe = static_cast<size_t>(IntegerOption(o, "nprobe", 1, 1 << 20, 0));
+      opts.efSearch = static_cast<int>(IntegerOption(o, "efSearch", 1, 1 << 20, 0));
       if (o.Has("kFactor") && !o.Get("kFactor").IsUndefined()) {
         Napi::Value v = o.Get("kFactor");
         double f = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : NAN;
@@ -202,6 +205,43 @@ Napi::Value IndexObject::Search(const Napi::CallbackInfo& info) {
     // Queries are copied: small, and the caller may reuse its buffer at once.
     std::vector<float> queries(x.data, x.data + x.length);
     return QueueSearch(env, st_, std::move(queries), n, k, opts);
+  });
+}
+
+Napi::Value IndexObject::TrainInputStages(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guarded(env, *st_, [&]() -> Napi::Value {
+    idx_t n = 0;
+    BorrowedFloats x = Floats(info[0], st_->dim, "trainInputStages", false, &n);
+    return QueueTrainInputStages(env, st_, std::move(x), n);
+  });
+}
+
+Napi::Value IndexObject::ApplyPreTransform(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guarded(env, *st_, [&]() -> Napi::Value {
+    idx_t n = 0;
+    BorrowedFloats x = Floats(info[0], st_->dim, "applyPreTransform", true, &n);
+    return QueueApplyPreTransform(env, st_, std::move(x), n);
+  });
+}
+
+// Centroids and code-training vectors live in the IVF layer's space (coarseDim), after any pre-transform.
+Napi::Value IndexObject::SetCentroids(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guarded(env, *st_, [&]() -> Napi::Value {
+    idx_t n = 0;
+    BorrowedFloats c = Floats(info[0], st_->coarseDim, "setCentroids", false, &n);
+    return QueueSetCentroids(env, st_, std::move(c), n);
+  });
+}
+
+Napi::Value IndexObject::TrainCodes(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guarded(env, *st_, [&]() -> Napi::Value {
+    idx_t n = 0;
+    BorrowedFloats x = Floats(info[0], st_->coarseDim, "trainCodes", false, &n);
+    return QueueTrainCodes(env, st_, std::move(x), n);
   });
 }
 
@@ -277,6 +317,18 @@ Napi::Value IndexObject::GetStructure(const Napi::CallbackInfo& info) {
 Napi::Value IndexObject::GetNlist(const Napi::CallbackInfo& info) {
   if (st_->nlist < 0) return info.Env().Null();
   return Napi::Number::New(info.Env(), static_cast<double>(st_->nlist));
+}
+
+Napi::Value IndexObject::GetCoarseDim(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), st_->coarseDim);
+}
+
+Napi::Value IndexObject::GetHnswQuantizer(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), st_->hnswQuantizer);
+}
+
+Napi::Value IndexObject::GetPreTransform(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), st_->preTransform);
 }
 
 }  // namespace paramine

@@ -26,6 +26,10 @@ class IndexObject : public Napi::ObjectWrap<IndexObject> {
   Napi::Value CloneEmpty(const Napi::CallbackInfo& info);
   Napi::Value Merge(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value TrainInputStages(const Napi::CallbackInfo& info);
+  Napi::Value ApplyPreTransform(const Napi::CallbackInfo& info);
+  Napi::Value SetCentroids(const Napi::CallbackInfo& info);
+  Napi::Value TrainCodes(const Napi::CallbackInfo& info);
 
   Napi::Value GetDim(const Napi::CallbackInfo& info);
   Napi::Value GetMetric(const Napi::CallbackInfo& info);
@@ -36,6 +40,9 @@ class IndexObject : public Napi::ObjectWrap<IndexObject> {
   Napi::Value GetFactory(const Napi::CallbackInfo& info);
   Napi::Value GetStructure(const Napi::CallbackInfo& info);
   Napi::Value GetNlist(const Napi::CallbackInfo& info);
+  Napi::Value GetCoarseDim(const Napi::CallbackInfo& info);
+  Napi::Value GetHnswQuantizer(const Napi::CallbackInfo& info);
+  Napi::Value GetPreTransform(const Napi::CallbackInfo& info);
 
   std::shared_ptr<IndexState> st_;
 };

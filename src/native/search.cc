@@ -2,6 +2,7 @@
 
 #include "errors.h"
 
+#include <faiss/IndexHNSW.h>
 #include <faiss/IndexIDMap.h>
 #include <faiss/IndexIVFFastScan.h>
 #include <faiss/IndexPreTransform.h>
@@ -19,12 +20,15 @@
 
 namespace paramine {
 
-void ProbeGate::Enter(size_t* nprobeField, size_t want) {
+void ProbeGate::Enter(size_t* nprobeField, size_t want, int* efField, int wantEf) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return active_ == 0 || current_ == want; });
+  if (!efField) wantEf = 0;
+  cv_.wait(lock, [&] { return active_ == 0 || (current_ == want && currentEf_ == wantEf); });
   if (active_ == 0) {
     *nprobeField = want;
     current_ = want;
+    if (efField) *efField = wantEf;
+    currentEf_ = wantEf;
   }
   active_++;
 }
@@ -38,9 +42,14 @@ namespace {
 
 struct GateGuard {
   ProbeGate& gate;
-  GateGuard(ProbeGate& g, size_t* field, size_t want) : gate(g) { gate.Enter(field, want); }
+  GateGuard(ProbeGate& g, size_t* field, size_t want, int* efField, int wantEf) : gate(g) {
+    gate.Enter(field, want, efField, wantEf);
+  }
   ~GateGuard() { gate.Leave(); }
 };
+
+// The HNSW graph over the IVF centroids (IVF{n}_HNSW{M}), or null for a flat coarse quantizer.
+faiss::IndexHNSW* HnswQuantizer(const faiss::IndexIVF* ivf) { return dynamic_cast<faiss::IndexHNSW*>(ivf->quantizer); }
 
 float WorstDistance(faiss::MetricType metric) {
   return metric == faiss::METRIC_INNER_PRODUCT ? -FLT_MAX : FLT_MAX;
@@ -136,7 +145,11 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
       throw CodedError("BAD_INPUT", "search: fast-scan indexes take no id selector in FAISS 1.7.3");
     }
     const size_t want = std::min(fs->nlist, opts.nprobe > 0 ? opts.nprobe : fs->nprobe);
-    GateGuard guard(st.probeGate, &const_cast<faiss::IndexIVFFastScan*>(fs)->nprobe, want);
+    faiss::IndexHNSW* hnsw = HnswQuantizer(fs);
+    // The quantizer must return `want` lists: HNSW gives at most max(efSearch, k) results.
+    const int ef = hnsw ? std::max<int>(opts.efSearch > 0 ? opts.efSearch : hnsw->hnsw.efSearch, int(want)) : 0;
+    GateGuard guard(st.probeGate, &const_cast<faiss::IndexIVFFastScan*>(fs)->nprobe, want,
+                    hnsw ? &hnsw->hnsw.efSearch : nullptr, ef);
     fs->search(n, x, k, distances, labels);
     return;
   }
@@ -144,6 +157,12 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
     faiss::SearchParametersIVF params;
     params.nprobe = std::min(ivf->nlist, opts.nprobe > 0 ? opts.nprobe : ivf->nprobe);
     params.sel = const_cast<faiss::IDSelector*>(opts.sel);
+    faiss::SearchParametersHNSW quantizerParams;
+    if (const faiss::IndexHNSW* hnsw = HnswQuantizer(ivf)) {
+      quantizerParams.efSearch =
+          std::max<int>(opts.efSearch > 0 ? opts.efSearch : hnsw->hnsw.efSearch, int(params.nprobe));
+      params.quantizer_params = &quantizerParams;
+    }
     ivf->search(n, x, k, distances, labels, &params);
     return;
   }

@@ -14,6 +14,7 @@ namespace paramine {
 struct SearchOptions {
   size_t nprobe = 0;    // 0: the index's own nprobe
   double kFactor = 0;   // refine stage: candidates per result; 0: the index's own k_factor
+  int efSearch = 0;     // HNSW coarse quantizer: candidate list while finding the nprobe lists; 0: its own
   // Search only these ids (a group of a mining job): FAISS 1.7.3's SearchParameters::sel. The ids are
   // copied from JS; the selector over them is built on the worker thread.
   bool select = false;

@@ -22,12 +22,13 @@ using idx_t = faiss::Index::idx_t;
 // it before calling into FAISS (setting it once on the main thread would not reach the libuv pool).
 extern std::atomic<int> g_threads;
 
-// Fast-scan IVF indexes reject per-call SearchParameters in FAISS 1.7.3 and read `nprobe` from the index
-// itself. Searches with the same nprobe share the index; a search with another nprobe waits until the
-// running ones finish, then sets the field.
+// Fast-scan IVF indexes reject per-call SearchParameters in FAISS 1.7.3 and read `nprobe` (and their HNSW
+// quantizer's efSearch) from the index itself. Searches with the same settings share the index; a search
+// with other settings waits until the running ones finish, then sets the fields.
 class ProbeGate {
  public:
-  void Enter(size_t* nprobeField, size_t want);
+  // efField may be null (no HNSW quantizer); wantEf is then ignored.
+  void Enter(size_t* nprobeField, size_t want, int* efField, int wantEf);
   void Leave();
 
  private:
@@ -35,6 +36,7 @@ class ProbeGate {
   std::condition_variable cv_;
   int active_ = 0;
   size_t current_ = 0;
+  int currentEf_ = 0;
 };
 
 struct IndexState {
@@ -50,6 +52,9 @@ struct IndexState {
   bool needsTraining = true;  // false for indexes that are born trained (Flat): train() is then a no-op
   std::string structure;      // Describe() of the tree, fixed after creation
   int64_t nlist = -1;         // IVF list count, -1 when not IVF
+  int coarseDim = 0;          // dimension the IVF layer works in (after an OPQ/PCA pre-transform), else dim
+  bool hnswQuantizer = false; // IVF{n}_HNSW{M}: the coarse quantizer is an HNSW graph over the centroids
+  bool preTransform = false;  // an OPQ / PCA transform comes before the IVF layer
 
   // Mirrors of index fields so getters never wait for a lock held by a long add.
   std::atomic<int64_t> ntotal{0};

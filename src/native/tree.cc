@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 #include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
 #include <faiss/IndexIDMap.h>
 #include <faiss/IndexIVFFastScan.h>
 #include <faiss/IndexIVFFlat.h>
@@ -23,6 +24,14 @@ const faiss::IndexIVF* FindIVF(const faiss::Index* index) {
   if (auto p = dynamic_cast<const faiss::IndexPreTransform*>(index)) return FindIVF(p->index);
   if (auto r = dynamic_cast<const faiss::IndexRefine*>(index)) return FindIVF(r->base_index);
   return nullptr;
+}
+
+bool HasPreTransform(const faiss::Index* index) {
+  if (!index) return false;
+  if (dynamic_cast<const faiss::IndexPreTransform*>(index)) return true;
+  if (auto m = dynamic_cast<const faiss::IndexIDMap*>(index)) return HasPreTransform(m->index);
+  if (auto r = dynamic_cast<const faiss::IndexRefine*>(index)) return HasPreTransform(r->base_index);
+  return false;
 }
 
 bool SupportsIds(const faiss::Index* index) {
@@ -54,6 +63,14 @@ static std::string Demangled(const faiss::Index* index) {
   return out;
 }
 
+// ",quantizer=HNSW32" for an HNSW coarse quantizer; nothing for the flat one.
+static std::string QuantizerSuffix(const faiss::IndexIVF* ivf) {
+  auto hnsw = dynamic_cast<const faiss::IndexHNSW*>(ivf->quantizer);
+  if (!hnsw) return "";
+  // Level-0 nodes have 2*M neighbours in FAISS's HNSW.
+  return ",quantizer=HNSW" + std::to_string(hnsw->hnsw.nb_neighbors(1));
+}
+
 std::string Describe(const faiss::Index* index) {
   if (!index) return "null";
   if (auto m = dynamic_cast<const faiss::IndexIDMap*>(index)) return "IDMap(" + Describe(m->index) + ")";
@@ -65,14 +82,14 @@ std::string Describe(const faiss::Index* index) {
   }
   if (auto fs = dynamic_cast<const faiss::IndexIVFPQFastScan*>(index)) {
     return "IVFPQFastScan(nlist=" + std::to_string(fs->nlist) + ",M=" + std::to_string(fs->pq.M) +
-           ",nbits=" + std::to_string(fs->pq.nbits) + ")";
+           ",nbits=" + std::to_string(fs->pq.nbits) + QuantizerSuffix(fs) + ")";
   }
   if (auto pq = dynamic_cast<const faiss::IndexIVFPQ*>(index)) {
     return "IVFPQ(nlist=" + std::to_string(pq->nlist) + ",M=" + std::to_string(pq->pq.M) +
-           ",nbits=" + std::to_string(pq->pq.nbits) + ")";
+           ",nbits=" + std::to_string(pq->pq.nbits) + QuantizerSuffix(pq) + ")";
   }
   if (auto ivf = dynamic_cast<const faiss::IndexIVF*>(index)) {
-    return Demangled(index) + "(nlist=" + std::to_string(ivf->nlist) + ")";
+    return Demangled(index) + "(nlist=" + std::to_string(ivf->nlist) + QuantizerSuffix(ivf) + ")";
   }
   if (dynamic_cast<const faiss::IndexFlat*>(index)) return "Flat";
   return Demangled(index);

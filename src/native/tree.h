@@ -11,6 +11,9 @@ namespace paramine {
 // The IVF layer under the wrappers, or nullptr for flat/graph indexes.
 const faiss::IndexIVF* FindIVF(const faiss::Index* index);
 
+// Whether an IndexPreTransform (OPQ, PCA, ...) sits above the IVF layer.
+bool HasPreTransform(const faiss::Index* index);
+
 // Whether add_with_ids keeps caller ids without an IDMap wrapper.
 bool SupportsIds(const faiss::Index* index);
 

@@ -1,8 +1,8 @@
 #include "workers.h"
 
 #include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
 #include <faiss/IndexIDMap.h>
-#include <faiss/clone_index.h>
 #include <faiss/impl/io.h>
 #include <faiss/index_io.h>
 #include <faiss/invlists/OnDiskInvertedLists.h>
@@ -63,8 +63,6 @@ void IndexWorker::Settle(Napi::Env env) {
   }
 }
 
-namespace {
-
 void CheckFinite(const float* x, size_t count, int dim, const char* what) {
   for (size_t i = 0; i < count; i++) {
     if (!std::isfinite(x[i])) {
@@ -83,6 +81,8 @@ void CheckWritable(const IndexState& st, const char* op) {
     throw CodedError("INDEX_READ_ONLY", std::string(op) + ": index was opened with mmap and is read-only");
   }
 }
+
+namespace {
 
 class TrainWorker : public IndexWorker {
  public:
@@ -196,16 +196,14 @@ class WriteWorker : public IndexWorker {
 };
 
 faiss::Index* CopyIndex(const faiss::Index* index) {
-  try {
-    return faiss::clone_index(index);
-  } catch (const faiss::FaissException&) {
-    // clone_index knows neither IndexRefine nor the fast-scan IVF in 1.7.3; a serialization round trip does.
-    faiss::VectorIOWriter writer;
-    faiss::write_index(index, &writer);
-    faiss::VectorIOReader reader;
-    reader.data = std::move(writer.data);
-    return faiss::read_index(&reader);
-  }
+  // A serialization round trip, not clone_index: 1.7.3's clone_index knows neither IndexRefine nor the
+  // fast-scan IVF, and copies an HNSW coarse quantizer as a bare IndexHNSW that write_index then refuses.
+  // Only trained, empty templates are copied, so the bytes are the quantizer and codebooks.
+  faiss::VectorIOWriter writer;
+  faiss::write_index(index, &writer);
+  faiss::VectorIOReader reader;
+  reader.data = std::move(writer.data);
+  return faiss::read_index(&reader);
 }
 
 class CloneWorker : public IndexWorker {
@@ -226,6 +224,9 @@ class CloneWorker : public IndexWorker {
     copy->needsTraining = st_->needsTraining;
     copy->structure = st_->structure;
     copy->nlist = st_->nlist;
+    copy->coarseDim = st_->coarseDim;
+    copy->hnswQuantizer = st_->hnswQuantizer;
+    copy->preTransform = st_->preTransform;
     copy->Refresh();
     result_ = std::move(copy);
   }
@@ -312,43 +313,38 @@ class ReadWorker : public IndexWorker {
   std::shared_ptr<IndexState> result_;
 };
 
-template <typename W, typename... Args>
-Napi::Promise Queue(Napi::Env env, Args&&... args) {
-  auto* worker = new W(env, std::forward<Args>(args)...);
-  Napi::Promise promise = worker->Promise();
-  worker->Queue();  // the worker deletes itself after settling
-  return promise;
-}
-
 }  // namespace
 
 void FillShape(IndexState& st) {
   st.structure = Describe(st.index.get());
   auto ivf = FindIVF(st.index.get());
   st.nlist = ivf ? static_cast<int64_t>(ivf->nlist) : -1;
+  st.coarseDim = ivf ? static_cast<int>(ivf->d) : st.dim;
+  st.hnswQuantizer = ivf && dynamic_cast<const faiss::IndexHNSW*>(ivf->quantizer) != nullptr;
+  st.preTransform = HasPreTransform(st.index.get());
 }
 
 Napi::Promise QueueTrain(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedFloats x, idx_t n) {
-  return Queue<TrainWorker>(env, std::move(st), std::move(x), n);
+  return QueueWorker<TrainWorker>(env, std::move(st), std::move(x), n);
 }
 Napi::Promise QueueAdd(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedFloats x, BorrowedIds ids, idx_t n) {
-  return Queue<AddWorker>(env, std::move(st), std::move(x), std::move(ids), n);
+  return QueueWorker<AddWorker>(env, std::move(st), std::move(x), std::move(ids), n);
 }
 Napi::Promise QueueSearch(Napi::Env env, std::shared_ptr<IndexState> st, std::vector<float> queries, idx_t n,
                           idx_t k, SearchOptions opts) {
-  return Queue<SearchWorker>(env, std::move(st), std::move(queries), n, k, opts);
+  return QueueWorker<SearchWorker>(env, std::move(st), std::move(queries), n, k, opts);
 }
 Napi::Promise QueueWrite(Napi::Env env, std::shared_ptr<IndexState> st, std::string path) {
-  return Queue<WriteWorker>(env, std::move(st), std::move(path));
+  return QueueWorker<WriteWorker>(env, std::move(st), std::move(path));
 }
 Napi::Promise QueueClone(Napi::Env env, std::shared_ptr<IndexState> st) {
-  return Queue<CloneWorker>(env, std::move(st));
+  return QueueWorker<CloneWorker>(env, std::move(st));
 }
 Napi::Promise QueueMerge(Napi::Env env, std::shared_ptr<IndexState> into, std::shared_ptr<IndexState> from) {
-  return Queue<MergeWorker>(env, std::move(into), std::move(from));
+  return QueueWorker<MergeWorker>(env, std::move(into), std::move(from));
 }
 Napi::Promise QueueRead(Napi::Env env, std::string path, bool mmap) {
-  return Queue<ReadWorker>(env, std::move(path), mmap);
+  return QueueWorker<ReadWorker>(env, std::move(path), mmap);
 }
 
 }  // namespace paramine

@@ -66,4 +66,18 @@ Napi::Promise QueueClone(Napi::Env env, std::shared_ptr<IndexState> st);
 Napi::Promise QueueMerge(Napi::Env env, std::shared_ptr<IndexState> into, std::shared_ptr<IndexState> from);
 Napi::Promise QueueRead(Napi::Env env, std::string path, bool mmap);
 
+// Checks shared by the workers (throw CodedError).
+void CheckFinite(const float* x, size_t count, int dim, const char* what);
+void CheckOpen(const IndexState& st);
+void CheckWritable(const IndexState& st, const char* op);
+
+// Starts worker W on the libuv pool; the worker deletes itself after settling its promise.
+template <typename W, typename... Args>
+Napi::Promise QueueWorker(Napi::Env env, Args&&... args) {
+  auto* worker = new W(env, std::forward<Args>(args)...);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();
+  return promise;
+}
+
 }  // namespace paramine

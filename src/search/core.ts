@@ -45,6 +45,11 @@ export interface CoreParts {
 
 const NO_RERANKER = 'no cross-encoder loaded; start the service with --reranker DIR';
 
+/** Candidates examined per query: `candidates`, else k (at least 20 when reranking). */
+function depthOf(options: SearchOptions, reranking: boolean): number {
+  return Math.max(options.k, options.candidates ?? (reranking ? Math.max(20, options.k) : options.k));
+}
+
 export class SearchCore {
   readonly #parts: CoreParts;
 
@@ -87,6 +92,10 @@ export class SearchCore {
   ): Promise<SearchResponse> {
     const started = performance.now();
     const queries = texts.map((t) => normalize(t));
+    // Refuse at once when a model's queue is full, before any model time is spent on the request.
+    this.#parts.encoder.admit?.(queries.length);
+    const reranker = options.rerank ? this.#parts.reranker : undefined;
+    reranker?.admit?.(queries.length * depthOf(options, reranker !== undefined));
     const vectors = await this.#timed('encode', () => this.#parts.encoder.encode(queries, signal));
     const { results, searchMs, rerankMs } = await this.searchVectors(
       queries,
@@ -124,7 +133,7 @@ export class SearchCore {
         },
       );
     }
-    const depth = Math.max(options.k, options.candidates ?? (reranker ? Math.max(20, options.k) : options.k));
+    const depth = depthOf(options, reranker !== undefined);
     // One extra neighbour per excluded id or duplicate: the query itself is usually the first hit.
     const fetch = depth + (options.excludeDuplicates || context.excludeIds ? 1 : 0);
     const nprobe = options.nprobe === undefined ? {} : { nprobe: options.nprobe };

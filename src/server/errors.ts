@@ -15,11 +15,15 @@ const FASTIFY_CODES: Record<string, string> = {
   FST_ERR_VALIDATION: 'BAD_INPUT',
 };
 
+const EXPECTED = new Set(['UNAVAILABLE', 'OVERLOADED', 'ABORTED']);
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (isParamineError(err)) {
-      // UNAVAILABLE is an expected answer (no reranker loaded), not a fault.
-      if (err.status >= 500 && err.code !== 'UNAVAILABLE') req.log.error({ err }, err.message);
+      // Expected answers, not faults: no reranker loaded, too busy, the client left.
+      if (err.status >= 500 && !EXPECTED.has(err.code)) req.log.error({ err }, err.message);
+      if (err.retryAfterSeconds !== undefined)
+        void reply.header('retry-after', String(err.retryAfterSeconds));
       return reply.status(err.status).send(err.toJSON());
     }
     const status = err.statusCode ?? 500;

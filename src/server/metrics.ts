@@ -27,6 +27,29 @@ export class Metrics {
     help: 'Texts waiting for the encoder',
     registers: [this.registry],
   });
+  readonly rerankBatchSize = new Histogram({
+    name: 'paramine_reranker_batch_size',
+    help: 'Pairs per cross-encoder call after dynamic batching',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers: [this.registry],
+  });
+  readonly rerankQueueDepth = new Gauge({
+    name: 'paramine_reranker_queue_depth',
+    help: 'Pairs waiting for the cross-encoder',
+    registers: [this.registry],
+  });
+  readonly rejected = new Counter({
+    name: 'paramine_rejected_total',
+    help: 'Requests refused with 503 OVERLOADED because a model queue was full',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+  readonly dropped = new Counter({
+    name: 'paramine_dropped_total',
+    help: 'Queued inputs dropped before reaching the model because their client disconnected',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
   readonly stageSeconds = new Histogram({
     name: 'paramine_stage_duration_seconds',
     help: 'Latency of pipeline stages (encode, search, rerank)',
@@ -46,12 +69,11 @@ export class Metrics {
 
   /** What the service calls; pass as `openService({ hooks })`. */
   readonly hooks: ServiceHooks = {
-    onBatch: (model, size) => {
-      if (model === 'encoder') this.batchSize.observe(size);
-    },
-    onQueueDepth: (model, depth) => {
-      if (model === 'encoder') this.queueDepth.set(depth);
-    },
+    onBatch: (model, size) => (model === 'encoder' ? this.batchSize : this.rerankBatchSize).observe(size),
+    onQueueDepth: (model, depth) =>
+      (model === 'encoder' ? this.queueDepth : this.rerankQueueDepth).set(depth),
+    onRejected: (model) => this.rejected.inc({ model }),
+    onDropped: (model, items) => this.dropped.inc({ model }, items),
     onStage: (stage, ms) => this.stageSeconds.observe({ stage }, ms / 1000),
   };
 

@@ -22,8 +22,12 @@ const optionsSchema = z.object({
   authAll: z.boolean().default(false),
   batchMax: z.coerce.number().int().min(1).max(1024).default(32),
   batchWaitMs: z.coerce.number().min(0).max(1000).default(2),
+  queueMax: z.coerce.number().int().min(1).default(512),
+  rerankBatchMax: z.coerce.number().int().min(1).max(1024).default(64),
+  rerankQueueMax: z.coerce.number().int().min(1).default(1024),
   timeoutMs: z.coerce.number().int().min(100).default(30_000),
-  mmap: z.boolean().default(false),
+  /** undefined: memory-mapped when the shard files are large (ShardedIndex's 'auto'). */
+  mmap: z.boolean().optional(),
   ortSpin: z.boolean().default(false),
   jobsDir: z.string().min(1).optional(),
   dataDir: z.string().min(1).optional(),
@@ -52,8 +56,20 @@ export function register(program: Command): void {
     .option('--auth-all', 'require the key on every route but /healthz and /readyz', false)
     .option('--batch-max <n>', 'most texts per encoder call (dynamic batching)', '32')
     .option('--batch-wait-ms <ms>', 'longest wait to fill a batch; 0 turns batching off', '2')
+    .option(
+      '--queue-max <n>',
+      'most texts waiting for the encoder; beyond, requests get 503 + Retry-After',
+      '512',
+    )
+    .option('--rerank-batch-max <n>', 'most pairs per cross-encoder call (dynamic batching)', '64')
+    .option(
+      '--rerank-queue-max <n>',
+      'most pairs waiting for the cross-encoder; beyond, 503 + Retry-After',
+      '1024',
+    )
     .option('--timeout-ms <ms>', 'request timeout', '30000')
-    .option('--mmap', 'map the shards instead of reading them into memory', false)
+    .option('--mmap', 'map the shards instead of reading them into memory (default: when they are large)')
+    .option('--no-mmap', 'read the shards into memory whatever their size')
     .option(
       '--ort-spin',
       "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
@@ -63,64 +79,57 @@ export function register(program: Command): void {
     .option('--data-dir <dir>', 'directory job scopes may name files in (none: file scopes are refused)')
     .option('--max-jobs <n>', 'mining jobs running at once (more wait in a queue)', '1')
     .option('--log-level <level>', 'pino log level', 'info')
-    .action(async (raw: Record<string, unknown>) => {
-      const o = parseInput(optionsSchema, raw, 'options');
-      const keys = loadApiKeys({
-        file: o.apiKeysFile,
-        named: process.env.PARAMINE_API_KEYS,
-        single: process.env.PARAMINE_API_KEY,
-        argv: o.apiKey,
-      });
-      const metrics = new Metrics();
-      const service = await openService({
-        index: o.index,
-        model: o.model,
-        reranker: o.reranker,
-        batch: { maxBatch: o.batchMax, maxWaitMs: o.batchWaitMs },
-        mmap: o.mmap,
-        spinning: o.ortSpin,
-        hooks: metrics.hooks,
-      });
-      let shuttingDown = false;
-      let log: FastifyBaseLogger | undefined;
-      const jobs = service.openJobs({
-        dir: o.jobsDir ?? join(o.index, 'jobs'),
-        dataDir: o.dataDir,
-        maxConcurrent: o.maxJobs,
-        onError: (job, e) => log?.error({ job: job.id, err: e }, 'mining job failed'),
-      });
-      const app = buildApp(
-        {
-          service,
-          limits: DEFAULT_LIMITS,
-          metrics,
-          jobs,
-          readiness: () => ({ serving: !shuttingDown }),
-        },
-        {
-          auth: { keys, protectAll: o.authAll },
-          requestTimeoutMs: o.timeoutMs,
-          logger: { level: o.logLevel },
-        },
-      );
-      log = app.log;
-      if (o.apiKey.length > 0) {
-        app.log.warn('--api-key puts the key on the command line, where `ps` shows it; use --api-keys-file');
-      }
-      const resumed = jobs.manager.resume();
-      if (resumed.length > 0) app.log.info({ jobs: resumed.map((j) => j.id) }, 'resuming mining jobs');
-      const shutdown = async (signal: string) => {
-        if (shuttingDown) return;
-        shuttingDown = true;
-        app.log.info({ signal }, 'shutting down: draining in-flight requests');
-        // Running jobs pause at a batch boundary (committed) and resume on the next start.
-        await jobs.manager.close();
-        await app.close();
-        await service.close();
-        process.exit(0);
-      };
-      process.once('SIGTERM', () => void shutdown('SIGTERM'));
-      process.once('SIGINT', () => void shutdown('SIGINT'));
-      await app.listen({ host: o.host, port: o.port });
-    });
+    .action((raw: Record<string, unknown>) => serve(parseInput(optionsSchema, raw, 'options')));
+}
+
+/** Opens the service, builds the app, resumes unfinished jobs and listens until SIGTERM / SIGINT. */
+async function serve(o: z.output<typeof optionsSchema>): Promise<void> {
+  const keys = loadApiKeys({
+    file: o.apiKeysFile,
+    named: process.env.PARAMINE_API_KEYS,
+    single: process.env.PARAMINE_API_KEY,
+    argv: o.apiKey,
+  });
+  const metrics = new Metrics();
+  const service = await openService({
+    index: o.index,
+    model: o.model,
+    reranker: o.reranker,
+    batch: { maxBatch: o.batchMax, maxWaitMs: o.batchWaitMs, maxQueue: o.queueMax },
+    rerankBatch: { maxBatch: o.rerankBatchMax, maxWaitMs: o.batchWaitMs, maxQueue: o.rerankQueueMax },
+    mmap: o.mmap,
+    spinning: o.ortSpin,
+    hooks: metrics.hooks,
+  });
+  let shuttingDown = false;
+  let log: FastifyBaseLogger | undefined;
+  const jobs = service.openJobs({
+    dir: o.jobsDir ?? join(o.index, 'jobs'),
+    dataDir: o.dataDir,
+    maxConcurrent: o.maxJobs,
+    onError: (job, e) => log?.error({ job: job.id, err: e }, 'mining job failed'),
+  });
+  const app = buildApp(
+    { service, limits: DEFAULT_LIMITS, metrics, jobs, readiness: () => ({ serving: !shuttingDown }) },
+    { auth: { keys, protectAll: o.authAll }, requestTimeoutMs: o.timeoutMs, logger: { level: o.logLevel } },
+  );
+  log = app.log;
+  if (o.apiKey.length > 0) {
+    app.log.warn('--api-key puts the key on the command line, where `ps` shows it; use --api-keys-file');
+  }
+  const resumed = jobs.manager.resume();
+  if (resumed.length > 0) app.log.info({ jobs: resumed.map((j) => j.id) }, 'resuming mining jobs');
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    // Running jobs pause at a batch boundary (committed) and resume on the next start.
+    await jobs.manager.close();
+    await app.close();
+    await service.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  await app.listen({ host: o.host, port: o.port });
 }

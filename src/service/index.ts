@@ -1,4 +1,5 @@
 /** The composition root every front end (server, mine, bench, queue, tests) opens the service through. */
+export { Batcher, type BatcherOptions, type SubmitOptions } from './batcher.js';
 export {
   type BatchOptions,
   DEFAULT_RERANKER,

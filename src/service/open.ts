@@ -11,9 +11,10 @@ import { readManifest, ShardedIndex, VectorFile } from '../index/index.js';
 import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
-import { BatchingEncoder } from '../search/batcher.js';
 import { SearchCore, type Stage } from '../search/core.js';
 import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore } from '../store/index.js';
+import { BatchedEmbedder, BatchedScorer } from './batched.js';
+import { ReadinessProbe } from './readiness.js';
 
 export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm';
 
@@ -25,6 +26,8 @@ export interface ServiceHooks {
   onQueueDepth?: (model: ModelName, depth: number) => void;
   /** A request was refused because the model's queue was full. */
   onRejected?: (model: ModelName) => void;
+  /** Queued inputs dropped because their request was abandoned (the client disconnected). */
+  onDropped?: (model: ModelName, items: number) => void;
   onStage?: (stage: Stage, ms: number) => void;
 }
 
@@ -35,7 +38,17 @@ export interface BatchOptions {
   maxBatch: number;
   /** Longest wait to fill a batch; 0 sends what is queued at once. */
   maxWaitMs: number;
+  /**
+   * Most inputs waiting (default: encoder 512 texts, reranker 1024 pairs, a few seconds of work on 2
+   * cores); a request that would overfill the queue is refused with OVERLOADED. Jobs are never refused.
+   */
+  maxQueue?: number | undefined;
 }
+
+const DEFAULT_BATCH: Record<ModelName, Required<BatchOptions>> = {
+  encoder: { maxBatch: 32, maxWaitMs: 2, maxQueue: 512 },
+  reranker: { maxBatch: 64, maxWaitMs: 2, maxQueue: 1024 },
+};
 
 export interface ServiceOptions {
   index: string;
@@ -43,8 +56,10 @@ export interface ServiceOptions {
   model?: string | undefined;
   /** Cross-encoder name or directory; undefined: the default one when present; false: none. */
   reranker?: string | false | undefined;
-  /** Dynamic batching of the encoder's inputs across concurrent requests. */
+  /** Dynamic batching of the encoder's texts across concurrent requests. */
   batch?: BatchOptions | undefined;
+  /** Dynamic batching of the cross-encoder's pairs across concurrent requests. */
+  rerankBatch?: BatchOptions | undefined;
   mmap?: boolean | undefined;
   /**
    * ORT's idle intra-op threads spin-wait (ORT's default; `paramine serve` turns it off). The encoder and
@@ -73,9 +88,9 @@ export interface Service {
   index: ShardedIndex;
   /** The embeddings the indexer kept (jobs query with them instead of re-encoding), if any. */
   vectors: VectorFile | undefined;
-  /** The encoder behind its batcher: what every query goes through. */
+  /** The encoder behind its batcher: what every query goes through (refused when the queue is full). */
   encoder: Embedder;
-  /** The cross-encoder, when one is loaded. */
+  /** The cross-encoder behind its batcher, when one is loaded. */
   reranker: PairScorer | undefined;
   /** The index directory and its manifest, as `GET /v1/index` shows them. */
   indexInfo(): { dir: string; manifest: ShardedIndex['manifest'] };
@@ -109,7 +124,8 @@ export async function openService(o: ServiceOptions): Promise<Service> {
   }
 }
 
-async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
+/** The models, the shards (checked against the encoder's sha256 and dimension), the store, the kept vectors. */
+async function openParts(o: ServiceOptions, closers: Closers) {
   const manifest = await readManifest(o.index);
   const encoder = await Encoder.open(resolveModelDir(o.model ?? manifest.model.id), { spinning: o.spinning });
   closers.add(() => encoder.close());
@@ -126,21 +142,33 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   const groups = GroupTables.open(join(o.index, GROUPS_DIR), groupTableIdentity(manifest));
   if (groups) closers.add(() => groups.close());
   const reranker = await openReranker(o, closers);
+  return { manifest, encoder, index, store, vectors, groups, reranker };
+}
+
+async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
+  const { manifest, encoder, index, store, vectors, groups, reranker } = await openParts(o, closers);
   const hooks = o.hooks ?? {};
-  const batched = new BatchingEncoder(encoder, {
-    maxBatch: o.batch?.maxBatch ?? 32,
-    maxWaitMs: o.batch?.maxWaitMs ?? 2,
-    onBatch: (n, ms) => hooks.onBatch?.('encoder', n, ms),
-    onQueueDepth: (n) => hooks.onQueueDepth?.('encoder', n),
-  });
-  const core = new SearchCore({ encoder: batched, index, store, reranker, onStage: hooks.onStage });
+  const embedder = new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, hooks));
+  const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
+  const core = (unbounded: boolean) =>
+    new SearchCore({
+      encoder: embedder.port(unbounded),
+      index,
+      store,
+      reranker: scorer?.port(unbounded),
+      onStage: hooks.onStage,
+    });
+  const interactive = core(false);
+  // Jobs share the models and queues but wait for room instead of being refused: they pace themselves.
+  const bulk = core(true);
   let closed = false;
   closers.add(async () => {
     closed = true;
   });
+  const probe = new ReadinessProbe({ encoder, index, reranker, open: () => !closed });
   const jobContext = (dataDir?: string): JobContext => ({
-    core,
-    encoder: batched,
+    core: bulk,
+    encoder: embedder.port(true),
     ann: index,
     store,
     vectors,
@@ -154,13 +182,13 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     dataDir,
   });
   const jobManagers: Jobs[] = [];
-  const service: Service = {
-    core,
+  return {
+    core: interactive,
     store,
     index,
     vectors,
-    encoder: batched,
-    reranker,
+    encoder: embedder.port(false),
+    reranker: scorer?.port(false),
     indexInfo: () => ({ dir: o.index, manifest: index.manifest }),
     jobContext,
     openJobs({ dir, dataDir, ...managerOptions }) {
@@ -172,7 +200,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
       jobManagers.push(jobs);
       return jobs;
     },
-    readiness: async () => ({ index: !closed, models: !closed }),
+    readiness: () => probe.check(),
     async close() {
       // Running jobs pause at a batch boundary (committed) before anything they use goes away.
       for (const j of jobManagers.splice(0)) {
@@ -182,7 +210,18 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
       await closers.closeAll();
     },
   };
-  return service;
+}
+
+function batcherOptions(model: ModelName, given: BatchOptions | undefined, hooks: ServiceHooks) {
+  return {
+    ...DEFAULT_BATCH[model],
+    ...given,
+    maxQueue: given?.maxQueue ?? DEFAULT_BATCH[model].maxQueue,
+    onBatch: (n: number, ms: number) => hooks.onBatch?.(model, n, ms),
+    onQueueDepth: (n: number) => hooks.onQueueDepth?.(model, n),
+    onRejected: () => hooks.onRejected?.(model),
+    onDropped: (n: number) => hooks.onDropped?.(model, n),
+  };
 }
 
 async function openReranker(o: ServiceOptions, closers: Closers): Promise<CrossEncoder | undefined> {

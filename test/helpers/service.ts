@@ -8,7 +8,13 @@ import type { JobManager, JobStore } from '../../src/jobs/index.js';
 import { type AppOptions, buildApp } from '../../src/server/app.js';
 import { type AppContext, DEFAULT_LIMITS } from '../../src/server/context.js';
 import { Metrics } from '../../src/server/metrics.js';
-import { DEFAULT_RERANKER, openService, type Service, type ServiceOptions } from '../../src/service/index.js';
+import {
+  DEFAULT_RERANKER,
+  openService,
+  type Service,
+  type ServiceHooks,
+  type ServiceOptions,
+} from '../../src/service/index.js';
 import { demoSlice } from './corpus.js';
 
 export const HAS_RERANKER = existsSync(join('models', DEFAULT_RERANKER, 'config.json'));
@@ -26,6 +32,22 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** Every hook of `a` and `b` (Prometheus and a test's own observers). */
+function bothHooks(a: ServiceHooks, b: ServiceHooks): ServiceHooks {
+  const both: ServiceHooks = {};
+  for (const name of ['onBatch', 'onQueueDepth', 'onRejected', 'onDropped', 'onStage'] as const) {
+    type Hook = ((...args: unknown[]) => void) | undefined;
+    const [x, y] = [a[name] as Hook, b[name] as Hook];
+    Object.assign(both, {
+      [name]: (...args: unknown[]) => {
+        x?.(...args);
+        y?.(...args);
+      },
+    });
+  }
+  return both;
+}
+
 /** Builds an index over the first `lines` demo-corpus sentences and opens it. */
 export async function startTestService(
   lines = 200,
@@ -39,8 +61,8 @@ export async function startTestService(
   const service = await openService({
     index,
     reranker: reranker ? DEFAULT_RERANKER : false,
-    hooks: metrics.hooks,
     ...options,
+    hooks: bothHooks(metrics.hooks, options.hooks ?? {}),
   });
   const apps: FastifyInstance[] = [];
   const dataDir = join(dir, 'data');

@@ -4,6 +4,7 @@ import { ParamineError } from '../../errors.js';
 import { searchOptionsSchema } from '../../search/types.js';
 import { normalize } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
+import { clientGone } from '../abort.js';
 import type { RoutePlugin } from '../context.js';
 
 export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
@@ -39,7 +40,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
       path: ['text'],
     });
 
-  app.post('/v1/search', async (req) => {
+  app.post('/v1/search', async (req, reply) => {
     const { text: one, texts, ...options } = parseInput(searchBody, req.body);
     const queries = texts ?? [one as string];
     // Reranking costs one cross-encoder pass per (query, candidate): bound it per request.
@@ -51,7 +52,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
         { field: 'candidates' },
       );
     }
-    const response = await core.search(queries, options);
+    const response = await core.search(queries, options, clientGone(reply));
     ctx.metrics.candidates.inc(response.results.reduce((n, r) => n + r.candidates.length, 0));
     return response;
   });
@@ -63,7 +64,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     })
     .strict();
 
-  app.post('/v1/classify', async (req) => {
+  app.post('/v1/classify', async (req, reply) => {
     const { pairs } = parseInput(classifyBody, req.body);
     if (!core.canRerank) {
       throw new ParamineError(
@@ -73,7 +74,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     }
     const asTuples = pairs.map((p) => (Array.isArray(p) ? p : ([p.s1, p.s2] as const)));
     const started = performance.now();
-    const scores = await core.classify(asTuples);
+    const scores = await core.classify(asTuples, clientGone(reply));
     return {
       labels: core.labels,
       results: scores.map((s, i) => ({ s1: asTuples[i]?.[0], s2: asTuples[i]?.[1], ...s })),

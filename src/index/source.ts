@@ -1,0 +1,50 @@
+/**
+ * Where a build reads its vectors: row i is the vector of id i. The indexer's spill files, an index's
+ * vectors.f16 (VectorFile), embeddings made elsewhere, or a benchmark's generator all serve as one, so
+ * the build phases (train.ts, fill.ts) read them the same way and never hold more than they ask for.
+ */
+export interface VectorSource {
+  readonly count: number;
+  readonly dim: number;
+  /** Rows first .. first + count - 1, as count x dim float32. */
+  read(first: number, count: number): Promise<Float32Array>;
+  /** Rows of the given ids (ascending order reads fastest), in the order given. */
+  readIds(ids: readonly number[]): Promise<Float32Array>;
+}
+
+/** Every `step`-th element of a sorted list, `m` of them: an evenly spread subsample of a sample. */
+export function spread<T>(items: readonly T[], m: number): T[] {
+  if (m >= items.length) return [...items];
+  const out: T[] = [];
+  const step = items.length / m;
+  for (let i = 0; i < m; i++) out.push(items[Math.floor(i * step)] as T);
+  return out;
+}
+
+/** mulberry32: small, fast, good enough to pick sample ids reproducibly. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * m ids out of [0, n), sorted, each subset equally likely: a seeded uniform sample over the whole
+ * collection (Algorithm L's skips would be faster; Algorithm R's one draw per id is fine up to 10^9).
+ */
+export function sampleIds(n: number, m: number, seed: number): number[] {
+  if (m >= n) return Array.from({ length: n }, (_, i) => i);
+  const rand = prng(seed);
+  const res = new Float64Array(m);
+  for (let i = 0; i < m; i++) res[i] = i;
+  for (let i = m; i < n; i++) {
+    const j = Math.floor(rand() * (i + 1));
+    if (j < m) res[j] = i;
+  }
+  return Array.from(res.sort());
+}

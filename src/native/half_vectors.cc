@@ -1,0 +1,288 @@
+#include "half_vectors.h"
+
+#include <fcntl.h>
+#include <omp.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "errors.h"
+#include "instance.h"
+#include "workers.h"
+
+namespace paramine {
+
+HalfMapping::~HalfMapping() {
+  if (data) ::munmap(const_cast<uint16_t*>(data), bytes);
+}
+
+namespace {
+
+// float32 values of all 65,536 halves: one table lookup per element beats bit twiddling, and needs no F16C.
+const float* HalfTable() {
+  static std::array<float, 65536> table;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (uint32_t h = 0; h < 65536; h++) {
+      const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+      uint32_t bits;
+      if (exp == 0) {
+        float f = std::ldexp(static_cast<float>(mant), -24);  // zero or subnormal, exact
+        std::memcpy(&bits, &f, 4);
+        bits |= sign;
+      } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (mant << 13);
+      } else {
+        bits = sign | ((exp + 112) << 23) | (mant << 13);
+      }
+      std::memcpy(&table[h], &bits, 4);
+    }
+  });
+  return table.data();
+}
+
+class OpenWorker : public IndexWorker {
+ public:
+  OpenWorker(Napi::Env env, std::string path, int dim) : IndexWorker(env, nullptr), path_(std::move(path)), dim_(dim) {
+    faissCode_ = "BAD_FILE";
+  }
+
+ private:
+  void Run() override {
+    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      throw CodedError(errno == ENOENT ? "FILE_NOT_FOUND" : "BAD_FILE", path_ + ": " + std::strerror(errno));
+    }
+    struct stat sb;
+    if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+      ::close(fd);
+      throw CodedError("BAD_FILE", path_ + ": not a regular file");
+    }
+    const size_t row = static_cast<size_t>(dim_) * 2;
+    const size_t size = static_cast<size_t>(sb.st_size);
+    if (size % row != 0) {
+      ::close(fd);
+      throw CodedError("BAD_FILE", path_ + ": " + std::to_string(size) + " bytes is not a whole number of " +
+                                       std::to_string(dim_) + "-d half-float rows");
+    }
+    auto map = std::make_shared<HalfMapping>();
+    map->dim = dim_;
+    map->count = static_cast<int64_t>(size / row);
+    map->bytes = size;
+    map->path = path_;
+    if (size > 0) {
+      void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+      if (p == MAP_FAILED) {
+        const int err = errno;
+        ::close(fd);
+        throw CodedError("BAD_FILE", path_ + ": mmap failed: " + std::strerror(err));
+      }
+      // Candidates are scattered rows: read-ahead would only evict useful pages.
+      ::madvise(p, size, MADV_RANDOM);
+      map->data = static_cast<const uint16_t*>(p);
+    }
+    ::close(fd);  // the mapping keeps the file
+    result_ = std::move(map);
+  }
+
+  Napi::Value Result(Napi::Env env) override { return HalfVectors::NewInstance(env, result_); }
+
+  std::string path_;
+  int dim_;
+  std::shared_ptr<HalfMapping> result_;
+};
+
+struct Borrowed {
+  Napi::Reference<Napi::Value> ref;
+  const void* data = nullptr;
+  size_t length = 0;
+};
+
+// Exact scores of each query's candidates from the half floats; the best k, best first (ties: smaller id).
+class RescoreWorker : public IndexWorker {
+ public:
+  RescoreWorker(Napi::Env env, std::shared_ptr<HalfMapping> map, Borrowed q, Borrowed c, int64_t n, int64_t per,
+                int64_t k, bool ip)
+      : IndexWorker(env, nullptr), map_(std::move(map)), q_(std::move(q)), c_(std::move(c)), n_(n), per_(per),
+        k_(k), ip_(ip) {}
+
+ private:
+  void Run() override {
+    const auto* cand = static_cast<const int64_t*>(c_.data);
+    for (size_t i = 0; i < c_.length; i++) {
+      if (cand[i] >= map_->count) {
+        throw CodedError("BAD_INPUT", "rescore: candidate id " + std::to_string(cand[i]) + " is past the " +
+                                          std::to_string(map_->count) + " stored vectors");
+      }
+    }
+    distances_.resize(n_ * k_);
+    labels_.resize(n_ * k_);
+    const float* table = HalfTable();
+    const int dim = map_->dim;
+    const auto* queries = static_cast<const float*>(q_.data);
+    const float worst = ip_ ? -FLT_MAX : FLT_MAX;
+    std::exception_ptr failure;
+    std::mutex failureMu;
+#pragma omp parallel if (n_ > 1)
+    {
+      try {
+        std::vector<std::pair<float, int64_t>> scored;
+#pragma omp for
+        for (int64_t i = 0; i < n_; i++) {
+          const float* q = queries + i * dim;
+          scored.clear();
+          for (int64_t j = 0; j < per_; j++) {
+            const int64_t id = cand[i * per_ + j];
+            if (id < 0) continue;
+            const uint16_t* row = map_->data + id * dim;
+            float s = 0;
+            if (ip_) {
+              for (int d = 0; d < dim; d++) s += q[d] * table[row[d]];
+            } else {
+              for (int d = 0; d < dim; d++) {
+                const float diff = q[d] - table[row[d]];
+                s += diff * diff;
+              }
+            }
+            scored.emplace_back(s, id);
+          }
+          // One id may come back from two shards only if a caller merged badly; keep the first.
+          const size_t keep = std::min<size_t>(scored.size(), static_cast<size_t>(k_));
+          auto better = [this](const std::pair<float, int64_t>& a, const std::pair<float, int64_t>& b) {
+            if (a.first != b.first) return ip_ ? a.first > b.first : a.first < b.first;
+            return a.second < b.second;
+          };
+          std::partial_sort(scored.begin(), scored.begin() + keep, scored.end(), better);
+          for (int64_t j = 0; j < k_; j++) {
+            const bool have = static_cast<size_t>(j) < keep;
+            distances_[i * k_ + j] = have ? scored[j].first : worst;
+            labels_[i * k_ + j] = have ? scored[j].second : -1;
+          }
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failureMu);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  Napi::Value Result(Napi::Env env) override {
+    auto distances = Napi::Float32Array::New(env, distances_.size());
+    auto ids = Napi::BigInt64Array::New(env, labels_.size());
+    if (!distances_.empty()) {
+      std::memcpy(distances.Data(), distances_.data(), distances_.size() * sizeof(float));
+      std::memcpy(ids.Data(), labels_.data(), labels_.size() * sizeof(int64_t));
+    }
+    auto out = Napi::Object::New(env);
+    out.Set("distances", distances);
+    out.Set("ids", ids);
+    return out;
+  }
+
+  std::shared_ptr<HalfMapping> map_;
+  Borrowed q_, c_;
+  int64_t n_, per_, k_;
+  bool ip_;
+  std::vector<float> distances_;
+  std::vector<int64_t> labels_;
+};
+
+}  // namespace
+
+Napi::Function HalfVectors::Define(Napi::Env env) {
+  Napi::Function fn = DefineClass(env, "HalfVectors",
+                                  {
+                                      InstanceMethod<&HalfVectors::Rescore>("rescore"),
+                                      InstanceMethod<&HalfVectors::Close>("close"),
+                                      InstanceAccessor<&HalfVectors::GetCount>("count"),
+                                      InstanceAccessor<&HalfVectors::GetDim>("dim"),
+                                  });
+  DataOf(env)->halfVectors = Napi::Persistent(fn);
+  return fn;
+}
+
+Napi::Object HalfVectors::NewInstance(Napi::Env env, std::shared_ptr<HalfMapping> map) {
+  auto handle = Napi::External<std::shared_ptr<HalfMapping>>::New(env, &map);
+  return DataOf(env)->halfVectors.New({handle});
+}
+
+HalfVectors::HalfVectors(const Napi::CallbackInfo& info) : Napi::ObjectWrap<HalfVectors>(info) {
+  if (info.Length() != 1 || !info[0].IsExternal()) {
+    throw MakeError(info.Env(), "BAD_INPUT", "HalfVectors is created with openHalfVectors()");
+  }
+  map_ = *info[0].As<Napi::External<std::shared_ptr<HalfMapping>>>().Data();
+}
+
+// rescore(queries: Float32Array (n x dim), candidates: BigInt64Array (n x per; -1 = none), k, metric).
+Napi::Value HalfVectors::Rescore(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!map_) return Rejected(env, "INDEX_CLOSED", "rescore: the vectors file is closed");
+  const auto isType = [](const Napi::Value& v, napi_typedarray_type t) {
+    return v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == t;
+  };
+  if (!isType(info[0], napi_float32_array)) return Rejected(env, "BAD_INPUT", "rescore: queries must be a Float32Array");
+  if (!isType(info[1], napi_bigint64_array)) {
+    return Rejected(env, "BAD_INPUT", "rescore: candidates must be a BigInt64Array");
+  }
+  const double kd = info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : NAN;
+  if (!std::isfinite(kd) || kd != std::floor(kd) || kd < 1 || kd > kMaxK) {
+    return Rejected(env, "BAD_INPUT", "rescore: k must be an integer in [1, " + std::to_string(kMaxK) + "]");
+  }
+  const std::string metric = info[3].IsString() ? info[3].As<Napi::String>().Utf8Value() : "";
+  if (metric != "ip" && metric != "l2") return Rejected(env, "BAD_INPUT", "rescore: metric must be 'ip' or 'l2'");
+  auto q = info[0].As<Napi::Float32Array>();
+  auto c = info[1].As<Napi::BigInt64Array>();
+  const int dim = map_->dim;
+  if (q.ElementLength() % dim != 0) {
+    return Rejected(env, "BAD_INPUT", "rescore: queries are not a multiple of dim " + std::to_string(dim));
+  }
+  const int64_t n = static_cast<int64_t>(q.ElementLength() / dim);
+  if (n == 0 ? c.ElementLength() != 0 : c.ElementLength() % n != 0) {
+    return Rejected(env, "BAD_INPUT", "rescore: candidates are not the same count for every query");
+  }
+  const int64_t per = n == 0 ? 0 : static_cast<int64_t>(c.ElementLength()) / n;
+  const int64_t k = static_cast<int64_t>(kd);
+  if (n * k > kMaxResults) return Rejected(env, "BAD_INPUT", "rescore: n * k exceeds " + std::to_string(kMaxResults));
+  Borrowed qb{Napi::Persistent(info[0]), q.Data(), q.ElementLength()};
+  Borrowed cb{Napi::Persistent(info[1]), c.Data(), c.ElementLength()};
+  return QueueWorker<RescoreWorker>(env, map_, std::move(qb), std::move(cb), n, per, k, metric == "ip");
+}
+
+Napi::Value HalfVectors::Close(const Napi::CallbackInfo& info) {
+  map_.reset();  // running rescores hold their own reference
+  auto d = Napi::Promise::Deferred::New(info.Env());
+  d.Resolve(info.Env().Undefined());
+  return d.Promise();
+}
+
+Napi::Value HalfVectors::GetCount(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), map_ ? static_cast<double>(map_->count) : 0);
+}
+
+Napi::Value HalfVectors::GetDim(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), map_ ? map_->dim : 0);
+}
+
+Napi::Value OpenHalfVectors(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) return Rejected(env, "BAD_INPUT", "openHalfVectors: path must be a string");
+  const double d = info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : NAN;
+  if (!std::isfinite(d) || d != std::floor(d) || d < 1 || d > 65536) {
+    return Rejected(env, "BAD_INPUT", "openHalfVectors: dim must be an integer in [1, 65536]");
+  }
+  return QueueWorker<OpenWorker>(env, info[0].As<Napi::String>().Utf8Value(), static_cast<int>(d));
+}
+
+}  // namespace paramine

@@ -1,0 +1,63 @@
+/**
+ * The model ports behind a Batcher: what the search core and the jobs call instead of the models. The
+ * interactive view refuses work when the queue is full; the bulk view (mining jobs) waits its turn.
+ */
+import type { Embedder } from '../encode/index.js';
+import type { Pair, PairScore, PairScorer } from '../rerank/index.js';
+import { Batcher, type BatcherOptions } from './batcher.js';
+
+type Options = Omit<BatcherOptions, 'name'>;
+
+export class BatchedEmbedder {
+  readonly dim: number;
+  readonly batcher: Batcher<string, Float32Array>;
+
+  constructor(inner: Embedder, options: Options) {
+    this.dim = inner.dim;
+    const dim = inner.dim;
+    this.batcher = new Batcher(
+      async (texts) => {
+        const v = await inner.encode(texts);
+        return texts.map((_, i) => v.subarray(i * dim, (i + 1) * dim));
+      },
+      { ...options, name: 'encoder' },
+    );
+  }
+
+  /** An Embedder over the batcher; `unbounded` ones wait instead of being refused. */
+  port(unbounded = false): Embedder {
+    return {
+      dim: this.dim,
+      ...(unbounded ? {} : { admit: (n: number) => this.batcher.admit(n) }),
+      encode: async (texts, signal) => {
+        const rows = await this.batcher.submit(texts, { signal, unbounded });
+        const out = new Float32Array(rows.length * this.dim);
+        rows.forEach((r, i) => {
+          out.set(r, i * this.dim);
+        });
+        return out;
+      },
+    };
+  }
+}
+
+export class BatchedScorer {
+  readonly batcher: Batcher<Pair, PairScore>;
+  readonly #inner: PairScorer;
+
+  constructor(inner: PairScorer, options: Options) {
+    this.#inner = inner;
+    this.batcher = new Batcher((pairs) => inner.score(pairs), { ...options, name: 'reranker' });
+  }
+
+  /** A PairScorer over the batcher; `unbounded` ones wait instead of being refused. */
+  port(unbounded = false): PairScorer {
+    const inner = this.#inner;
+    return {
+      labels: inner.labels,
+      positiveLabels: inner.positiveLabels,
+      ...(unbounded ? {} : { admit: (n: number) => this.batcher.admit(n) }),
+      score: (pairs, signal) => this.batcher.submit(pairs, { signal, unbounded }),
+    };
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Dynamic batching with a bound, as text-embeddings-inference's queue does it: items (texts, pairs) from
+ * concurrent requests wait at most `maxWaitMs` (or until `maxBatch` items are queued) and go to the model
+ * in one call. One call runs at a time: ONNX Runtime already spreads a batch over every core, so parallel
+ * calls would only contend. The queue is bounded: a request that would overfill it is refused at once
+ * with OVERLOADED (a 503 with Retry-After) instead of waiting longer than any client would. A request
+ * whose signal aborts while queued (its client went away) leaves the queue and never reaches the model.
+ * Bulk work (mining jobs) is never refused and takes no room in the bound, but waits behind interactive
+ * requests and is cut into batches, so a job's thousands of pairs do not hold a query up for seconds.
+ */
+import { ParamineError } from '../errors.js';
+
+export interface BatcherOptions {
+  /** What the model is called in errors ("encoder", "reranker"). */
+  name: string;
+  /** Most items per model call; a bigger request goes alone (splitting it would only delay its answer). */
+  maxBatch: number;
+  /** Longest wait to fill a batch; 0 sends what is queued at once. */
+  maxWaitMs: number;
+  /** Most items waiting (running ones aside); Infinity: unbounded. One request always fits an empty queue. */
+  maxQueue: number;
+  /** Observability hooks (Prometheus in the server). */
+  onBatch?: ((size: number, ms: number) => void) | undefined;
+  onQueueDepth?: ((items: number) => void) | undefined;
+  onRejected?: (() => void) | undefined;
+  /** Items dropped from the queue because their request was aborted. */
+  onDropped?: ((items: number) => void) | undefined;
+}
+
+export interface SubmitOptions {
+  signal?: AbortSignal | undefined;
+  /**
+   * Bulk work: never refused, served after interactive requests, split into batches (jobs, which pace
+   * themselves and care for throughput, not latency).
+   */
+  unbounded?: boolean | undefined;
+}
+
+interface Waiting<I, O> {
+  items: readonly I[];
+  resolve: (v: O[]) => void;
+  reject: (e: unknown) => void;
+  /** Removes the abort listener once the request leaves the queue. */
+  detach: () => void;
+}
+
+/** Throughput estimate weight of the newest batch: recent batches matter most for Retry-After. */
+const RATE_WEIGHT = 0.3;
+
+export class Batcher<I, O> {
+  readonly #run: (items: I[]) => Promise<O[]>;
+  readonly #o: BatcherOptions;
+  /** Interactive requests, then bulk chunks; `#queued` counts the interactive items (the bound's). */
+  readonly #queue: Array<Waiting<I, O>> = [];
+  readonly #bulk: Array<Waiting<I, O>> = [];
+  #queued = 0;
+  #bulkQueued = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #running = false;
+  /** Items per second, smoothed; undefined before the first batch. */
+  #rate: number | undefined;
+
+  /** `run` maps n items to n outputs, in order. */
+  constructor(run: (items: I[]) => Promise<O[]>, options: BatcherOptions) {
+    this.#run = run;
+    this.#o = options;
+  }
+
+  /** Items waiting for the model, bulk ones included. */
+  get depth(): number {
+    return this.#queued + this.#bulkQueued;
+  }
+
+  /**
+   * Throws OVERLOADED (counted as a refusal) when a request of `n` items would be refused now: a request
+   * that needs this model later checks here first, before spending other models' time on it.
+   */
+  admit(n: number): void {
+    if (this.#queued > 0 && this.#queued + n > this.#o.maxQueue) {
+      this.#o.onRejected?.();
+      throw this.#overloaded();
+    }
+  }
+
+  submit(items: readonly I[], options: SubmitOptions = {}): Promise<O[]> {
+    if (items.length === 0) return Promise.resolve([]);
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(aborted(this.#o.name));
+    if (options.unbounded) return this.#submitBulk(items);
+    try {
+      this.admit(items.length);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise<O[]>((resolve, reject) => {
+      const entry: Waiting<I, O> = { items, resolve, reject, detach: () => {} };
+      if (signal) {
+        const onAbort = () => this.#drop(entry);
+        signal.addEventListener('abort', onAbort, { once: true });
+        entry.detach = () => signal.removeEventListener('abort', onAbort);
+      }
+      this.#queue.push(entry);
+      this.#setDepth(this.#queued + items.length, this.#bulkQueued);
+      this.#schedule();
+    });
+  }
+
+  async #submitBulk(items: readonly I[]): Promise<O[]> {
+    const chunks: Array<Promise<O[]>> = [];
+    for (let i = 0; i < items.length; i += this.#o.maxBatch) {
+      const part = items.slice(i, i + this.#o.maxBatch);
+      chunks.push(
+        new Promise<O[]>((resolve, reject) => {
+          this.#bulk.push({ items: part, resolve, reject, detach: () => {} });
+        }),
+      );
+    }
+    this.#setDepth(this.#queued, this.#bulkQueued + items.length);
+    this.#schedule();
+    return (await Promise.all(chunks)).flat();
+  }
+
+  #drop(entry: Waiting<I, O>): void {
+    const i = this.#queue.indexOf(entry);
+    if (i < 0) return; // already running: it finishes, its answer goes nowhere
+    this.#queue.splice(i, 1);
+    this.#setDepth(this.#queued - entry.items.length, this.#bulkQueued);
+    this.#o.onDropped?.(entry.items.length);
+    entry.reject(aborted(this.#o.name));
+  }
+
+  #overloaded(): ParamineError {
+    // How long the queue takes to drain at the recent rate: when to come back.
+    const seconds = this.#rate === undefined ? 1 : this.#queued / this.#rate;
+    return new ParamineError(
+      'OVERLOADED',
+      `the ${this.#o.name} queue is full (${this.#queued} waiting); retry later`,
+      { retryAfterSeconds: Math.min(60, Math.max(1, Math.ceil(seconds))) },
+    );
+  }
+
+  #setDepth(interactive: number, bulk: number): void {
+    this.#queued = interactive;
+    this.#bulkQueued = bulk;
+    this.#o.onQueueDepth?.(interactive + bulk);
+  }
+
+  #schedule(): void {
+    if (this.#running) return;
+    if (this.depth >= this.#o.maxBatch || this.#o.maxWaitMs <= 0) {
+      this.#flush();
+    } else if (this.#timer === undefined) {
+      this.#timer = setTimeout(() => this.#flush(), this.#o.maxWaitMs);
+    }
+  }
+
+  /**
+   * The next batch: whole requests, oldest first, up to maxBatch items (or one bigger request); room an
+   * interactive batch leaves goes to bulk chunks.
+   */
+  #take(): Array<Waiting<I, O>> {
+    const batch: Array<Waiting<I, O>> = [];
+    const taken = { n: 0 };
+    const interactive = this.#takeFrom(this.#queue, batch, taken);
+    const bulk = this.#takeFrom(this.#bulk, batch, taken);
+    this.#setDepth(this.#queued - interactive, this.#bulkQueued - bulk);
+    return batch;
+  }
+
+  /** Moves entries from `queue` into `batch` while they fit; returns the items moved. */
+  #takeFrom(queue: Array<Waiting<I, O>>, batch: Array<Waiting<I, O>>, taken: { n: number }): number {
+    let moved = 0;
+    while (queue.length > 0) {
+      const next = queue[0] as Waiting<I, O>;
+      if (batch.length > 0 && taken.n + next.items.length > this.#o.maxBatch) break;
+      batch.push(next);
+      next.detach();
+      taken.n += next.items.length;
+      moved += next.items.length;
+      queue.shift();
+    }
+    return moved;
+  }
+
+  #flush(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#running || this.depth === 0) return;
+    const batch = this.#take();
+    const items = batch.flatMap((w) => w.items);
+    this.#running = true;
+    const started = performance.now();
+    this.#run(items)
+      .then(
+        (out) => {
+          const ms = performance.now() - started;
+          this.#observe(items.length, ms);
+          let off = 0;
+          for (const w of batch) {
+            w.resolve(out.slice(off, off + w.items.length));
+            off += w.items.length;
+          }
+        },
+        (e: unknown) => {
+          for (const w of batch) w.reject(e);
+        },
+      )
+      .finally(() => {
+        this.#running = false;
+        if (this.depth > 0) this.#schedule();
+      });
+  }
+
+  #observe(items: number, ms: number): void {
+    this.#o.onBatch?.(items, ms);
+    const rate = items / Math.max(ms / 1000, 1e-3);
+    this.#rate = this.#rate === undefined ? rate : RATE_WEIGHT * rate + (1 - RATE_WEIGHT) * this.#rate;
+  }
+}
+
+function aborted(name: string): ParamineError {
+  return new ParamineError('ABORTED', `the request was abandoned before the ${name} ran it`);
+}
