@@ -238,7 +238,8 @@ def train(args, base: Path, work: Path):
         order = list(range(len(train_pairs)))
         rng.shuffle(order)
         for b in range(steps_per_epoch):
-            if step >= total:
+            if step >= total or time.time() - t0 > budget:
+                total = step  # the budget ends the run whatever the schedule said (a starved CPU)
                 break
             batch_pairs = [train_pairs[i] for i in order[b * args.batch:(b + 1) * args.batch]]
             ex = pseudo_examples(batch_pairs, train_pool, rng, args.p_c, args.p_b, args.p_d, args.max_fragment)
