@@ -3,12 +3,11 @@
  * several), the `term` key falls back to the definition tagger, ordered keys answer ranges, tables are
  * written at the end of the build or on an existing index, and a rebuilt index refuses stale tables.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { readManifest } from '../src/index/index.js';
-import { buildIndex } from '../src/indexer/build.js';
 import { buildGroupTables } from '../src/indexer/groups.js';
 import {
   GROUPS_DIR,
@@ -17,7 +16,7 @@ import {
   parseGroupKeySpec,
   SentenceStore,
 } from '../src/store/index.js';
-import { syntheticSentence } from './helpers/corpus.js';
+import { buildGroupedIndex, syntheticSentence } from './helpers/corpus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-groups-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,16 +34,7 @@ const rows = Array.from({ length: N }, (_, i) => {
     date: new Date(Date.UTC(2024, 0, 1 + (i % 30))).toISOString().slice(0, 10),
   };
 });
-const corpus = join(dir, 'corpus.jsonl');
-writeFileSync(corpus, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
-const index = join(dir, 'index');
-await buildIndex({
-  inputs: [corpus],
-  out: index,
-  model: 'all-minilm-l6-v2',
-  quiet: true,
-  groupKeys: ['paper', 'cites', 'term', 'date:date'].map(parseGroupKeySpec),
-});
+const index = await buildGroupedIndex(dir, rows, ['paper', 'cites', 'term', 'date:date']);
 const manifest = await readManifest(index);
 const store = SentenceStore.open(join(index, 'store'), { readOnly: true });
 const records = [...store.range(0, manifest.ntotal)];

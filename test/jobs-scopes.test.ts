@@ -15,7 +15,7 @@ import { buildApp } from '../src/server/app.js';
 import { DEFAULT_LIMITS } from '../src/server/context.js';
 import { Metrics } from '../src/server/metrics.js';
 import { openService } from '../src/service/index.js';
-import { parseGroupKeySpec } from '../src/store/index.js';
+import { buildGroupedIndex } from './helpers/corpus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-scopes-'));
 const DEMO = new URL('../examples/demo-corpus.jsonl', import.meta.url);
@@ -29,16 +29,7 @@ const rows = lines.map((l, i) => {
   const day = new Date(Date.UTC(2024, 0, 1) + (chapter * 40 + verse) * 86_400_000).toISOString().slice(0, 10);
   return { text: r.text, chapter: `c${chapter}`, version: r.version, date: day, n: i };
 });
-const corpus = join(dir, 'corpus.jsonl');
-writeFileSync(corpus, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
-const index = join(dir, 'index');
-await buildIndex({
-  inputs: [corpus],
-  out: index,
-  model: 'all-minilm-l6-v2',
-  quiet: true,
-  groupKeys: ['chapter', 'date:date'].map(parseGroupKeySpec),
-});
+const index = await buildGroupedIndex(dir, rows, ['chapter', 'date:date']);
 const service = await openService({ index, reranker: false });
 const jobs = service.openJobs({ dir: join(dir, 'jobs') });
 t.teardown(async () => {
