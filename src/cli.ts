@@ -17,9 +17,11 @@ const program = new Command()
 const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [
   () => import('./models/command.js'),
   () => import('./indexer/command.js'),
+  () => import('./indexer/groups-command.js'),
   () => import('./server/serve-command.js'),
   () => import('./server/query-command.js'),
   () => import('./mine/command.js'),
+  () => import('./mine/export-command.js'),
   () => import('./bench/command.js'),
 ];
 for (const load of registrars) (await load()).register(program);

@@ -167,6 +167,11 @@ export class ShardedIndex {
   get ntotal(): number {
     return this.#shards.reduce((s, x) => s + x.ntotal, 0);
   }
+  /** Whether searches can take an id selector (`ids`): every factory but fast-scan IVF. */
+  get supportsIdSelector(): boolean {
+    return !/fs\b|fsr\b/.test(this.manifest.factory);
+  }
+
   get shardCount(): number {
     return this.#shards.length;
   }
@@ -184,6 +189,7 @@ export class ShardedIndex {
       nprobe: options.nprobe ?? d.nprobe,
       kFactor,
       ...(efSearch === undefined ? {} : { efSearch }),
+      ...(options.ids === undefined ? {} : { ids: options.ids }),
     };
     const rescore = this.#vectors !== undefined && options.refine !== false;
     const fetch = rescore ? Math.max(k, Math.min(Math.ceil(k * kFactor), maxK())) : k;

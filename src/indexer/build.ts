@@ -13,6 +13,7 @@ import { createProgress } from '../progress.js';
 import { SentenceStore } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { ProvidedEmbeddings } from './embeddings.js';
+import { buildGroupTables } from './groups.js';
 import { ingest } from './ingest.js';
 import { type BuildOptions, type BuildOptionsInput, buildOptionsSchema } from './options.js';
 import { writeShards } from './shards.js';
@@ -149,6 +150,7 @@ export async function buildIndex(
     state = { ...state, phase: 'done' };
     await store.commit([], { [STATE_KEY]: state });
     if (!options.keepEmbeddings) rmSync(workDir, { recursive: true, force: true });
+    await buildGroupTables(out, options.groupKeys, { quiet: options.quiet, store });
     sampleRss();
     return {
       counters: state.counters,

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_ENCODER } from '../models/catalog.js';
 import { formatDuration } from '../progress.js';
+import { parseGroupKeySpec } from '../store/index.js';
 import { buildIndex } from './build.js';
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -55,6 +56,15 @@ export function register(program: Command): void {
       'f16',
     )
     .option('--seed <n>', 'seed of the training sample', int, 1234)
+    .option(
+      '--group-keys <keys>',
+      'group tables to write at the end (comma-separated; KEY:date for windows; `term` tags definitions)',
+      (v: string) =>
+        v
+          .split(',')
+          .filter((k) => k !== '')
+          .map(parseGroupKeySpec),
+    )
     .option('--quiet', 'no progress output', false)
     .action(async (o: Record<string, unknown>) => {
       const log = (line: string) => process.stderr.write(`${line}\n`);

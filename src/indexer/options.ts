@@ -1,6 +1,7 @@
 /** Build options of `paramine index`, validated once at the boundary. */
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { groupKeySpecSchema } from '../store/index.js';
 
 const UNITS: Record<string, number> = {
   '': 1,
@@ -61,6 +62,8 @@ export const buildOptionsSchema = z.object({
   /** Refine stage: auto ('vectors' when kept, see src/index/factory.ts), or one of them. */
   refine: z.enum(['auto', 'none', 'sq8', 'flat', 'vectors']).default('auto'),
   seed: z.number().int().default(1234),
+  /** Group tables (src/store/groups.ts) written at the end of the build, in one pass over the store. */
+  groupKeys: z.array(groupKeySpecSchema).default([]),
   /** Training points per IVF list (FAISS asks 30..256). */
   trainPointsPerList: z.number().int().min(1).max(4096).default(40),
   /** Most training vectors (k-means time); default: points per list x lists. */

@@ -3,5 +3,14 @@ export { JobManager, type JobStatus, type ManagerOptions } from './manager.js';
 export { NeighbourhoodMeans, ratioMargin } from './margin.js';
 export { MAX_FILE_SENTENCES, resolveDataPath } from './queries.js';
 export { type JobContext, runJob } from './runner.js';
-export { effectiveFilter, FILTER_PRESETS, type JobSpec, type JobSpecInput, jobSpecSchema } from './spec.js';
+export {
+  effectiveFilter,
+  effectiveScope,
+  FILTER_PRESETS,
+  JOB_PRESETS,
+  type JobSpec,
+  type JobSpecInput,
+  jobSpecSchema,
+  PRESET_NAMES,
+} from './spec.js';
 export { FINISHED, type JobRecord, type JobState, JobStore, type MinedPair, type PairSide } from './store.js';

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { ParamineError } from '../errors.js';
 import { parseInput } from '../validate.js';
-import { openQuerySource } from './queries.js';
+import { openJobSource } from './grouped-source.js';
+import { checkJobScope } from './pairs.js';
 import { type JobContext, runJob, sourceParts } from './runner.js';
 import { type JobSpecInput, jobSpecSchema } from './spec.js';
 import { FINISHED, type JobRecord, type JobStore } from './store.js';
@@ -86,8 +87,9 @@ export class JobManager {
         { field: 'rerank.labels' },
       );
     }
+    checkJobScope(spec, this.ctx.core.canRerank ? labels : undefined, this.ctx.groups);
     // Opening the source checks the scope (range bounds, data-directory paths) and counts its sentences.
-    const source = await openQuerySource(spec.scope, sourceParts(this.ctx));
+    const source = await openJobSource(spec, sourceParts(this.ctx), this.ctx.groups);
     const job: JobRecord = {
       id: randomUUID(),
       spec: { ...spec, index: this.ctx.index.name },

@@ -49,6 +49,17 @@ export async function vectorsForIds(
   return parts.encoder.encode([...t]);
 }
 
+/** A batch of index sentences: texts and metadata from the store, vectors as vectorsForIds gives them. */
+export async function indexBatch(parts: SourceParts, ids: number[]): Promise<QueryBatch> {
+  const records = await parts.store.getMany(ids);
+  const texts = records.map((r, i) => {
+    if (r === undefined) throw new ParamineError('BAD_FILE', `sentence ${ids[i]} is missing from the store`);
+    return r.text;
+  });
+  const vectors = await vectorsForIds(parts, ids, texts);
+  return { texts, ids, metas: records.map((r) => r?.meta), vectors };
+}
+
 export async function openQuerySource(scope: JobScope, parts: SourceParts): Promise<QuerySource> {
   if (scope.kind === 'all' || scope.kind === 'range') {
     const first = scope.kind === 'range' ? scope.start : 0;
@@ -61,15 +72,10 @@ export async function openQuerySource(scope: JobScope, parts: SourceParts): Prom
     return {
       total: end - first,
       async batch(start, count) {
-        const ids = Array.from({ length: count }, (_, i) => first + start + i);
-        const records = await parts.store.getMany(ids);
-        const texts = records.map((r, i) => {
-          if (r === undefined)
-            throw new ParamineError('BAD_FILE', `sentence ${ids[i]} is missing from the store`);
-          return r.text;
-        });
-        const vectors = await vectorsForIds(parts, ids, texts);
-        return { texts, ids, metas: records.map((r) => r?.meta), vectors };
+        return indexBatch(
+          parts,
+          Array.from({ length: count }, (_, i) => first + start + i),
+        );
       },
     };
   }

@@ -9,14 +9,19 @@ import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
 import type { AnnIndex, SearchCore } from '../search/core.js';
-import type { SearchOptions } from '../search/types.js';
-import type { SentenceStore } from '../store/index.js';
+import { evaluateFilter } from '../search/lexical.js';
+import type { Candidate, SearchOptions } from '../search/types.js';
+import type { GroupTables, SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
 import { pairKey, UnionFind } from './cluster.js';
+import { openJobSource } from './grouped-source.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
-import { openQuerySource, type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
-import { effectiveFilter, type JobSpec } from './spec.js';
+import { acceptsPair, excludedBySameKey, searchOptionsOf } from './pairs.js';
+import { type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
+import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
+import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
+import { bestClausePairs, type SubSentencePair } from './subsentence.js';
 
 /** What a job runs against: the served index and its parts. */
 export interface JobContext {
@@ -27,6 +32,8 @@ export interface JobContext {
   ann: AnnIndex;
   store: SentenceStore;
   vectors?: VectorFile | undefined;
+  /** The index's group tables (withinGroup and window scopes read them), if it has any. */
+  groups?: GroupTables | undefined;
   index: { name: string; identity: string; ntotal: number };
   dataDir?: string | undefined;
 }
@@ -66,7 +73,7 @@ export async function runJob(
     );
   }
   const parts = sourceParts(ctx);
-  const source = await openQuerySource(spec.scope, parts);
+  const source = await openJobSource(spec, parts, ctx.groups);
   if (source.total !== initial.total) {
     throw new ParamineError(
       'CONFLICT',
@@ -82,7 +89,37 @@ export async function runJob(
     margins: spec.margin
       ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, spec.nprobe, ctx.index.ntotal)
       : undefined,
+    scoped: scopedSearch(ctx, spec),
   };
+  try {
+    return await runBatches(run, initial, source, control);
+  } finally {
+    await run.scoped?.close();
+  }
+}
+
+/** The scope's searcher when the job has a withinGroup or window scope. */
+function scopedSearch(ctx: JobContext, spec: JobSpec): ScopedSearch | undefined {
+  const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX };
+  if (!hasScope(scope)) return undefined;
+  return new ScopedSearch(scope, {
+    tables: ctx.groups,
+    store: ctx.store,
+    vectors: ctx.vectors,
+    embed: (texts) => ctx.encoder.encode(texts),
+    dim: ctx.core.dim,
+    ann: ctx.ann as unknown as SelectiveIndex,
+    nprobe: spec.nprobe,
+  });
+}
+
+async function runBatches(
+  run: BatchRun,
+  initial: JobRecord,
+  source: Awaited<ReturnType<typeof openJobSource>>,
+  control: RunControl,
+): Promise<JobRecord> {
+  const { jobs, spec } = run;
   let job: JobRecord = {
     ...initial,
     state: 'running',
@@ -124,42 +161,35 @@ interface BatchRun {
   spec: JobSpec;
   options: SearchOptions;
   margins: NeighbourhoodMeans | undefined;
-}
-
-/** The search core's options for a job: exactly k neighbours examined, its filters and rerank settings. */
-function searchOptionsOf(spec: JobSpec): SearchOptions {
-  return {
-    k: spec.k,
-    candidates: spec.k,
-    ...(spec.nprobe === undefined ? {} : { nprobe: spec.nprobe }),
-    rerank: spec.rerank !== undefined,
-    ...(spec.rerank?.labels ? { labels: spec.rerank.labels } : {}),
-    ...(spec.rerank?.minProbability === undefined ? {} : { minProbability: spec.rerank.minProbability }),
-    ...(spec.minCosine === undefined ? {} : { minCosine: spec.minCosine }),
-    filter: effectiveFilter(spec),
-    excludeDuplicates: true,
-  };
+  scoped: ScopedSearch | undefined;
 }
 
 /** One batch's new pairs by key: searched, group- and pair-deduplicated, margin-filtered. */
 async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Promise<Map<string, MinedPair>> {
-  const { spec } = run;
-  const group = spec.excludeSameGroup;
+  const { spec, scoped } = run;
+  const scope = effectiveScope(spec);
   const accepted = new Map<string, MinedPair>();
+  const hits = scoped ? await scoped.hits(batch, spec.k + 1) : undefined;
   const { results } = await run.ctx.core.searchVectors(batch.texts, batch.vectors, run.options, {
     excludeIds: batch.ids.map((id) => id ?? undefined),
     fixedDepth: true,
+    ...(hits === undefined ? {} : { hits }),
     keep: (q, c) => {
       const qId = batch.ids[q] ?? null;
       if (qId === c.id) return false;
-      if (group !== undefined) {
-        const g = batch.metas[q]?.[group];
-        if (g !== undefined && g !== null && g === c.meta?.[group]) return false;
-      }
+      if (!scoped && excludedBySameKey(scope.excludeSame, batch.metas[q], c.meta)) return false;
       const key = keyOf(qId, batch.texts[q] as string, c.id);
       return !accepted.has(key) && !run.jobs.hasPair(job.id, key);
     },
   });
+  if (scope.negatives) {
+    // Hard negatives: of the top k, the pairs the filters or the cross-encoder reject.
+    for (const r of results)
+      r.candidates = r.candidates.filter((c) => !acceptsPair(spec, run.ctx.core.positiveLabels, r.query, c));
+  }
+  const spans = spec.subSentence
+    ? await splitSubSentence(spec, results, (texts) => run.ctx.encoder.encode(texts))
+    : [];
   const marginsOf = run.margins ? await batchMargins(run.margins, batch, results, run.parts) : undefined;
   results.forEach((r, q) => {
     const qId = batch.ids[q] ?? null;
@@ -180,7 +210,47 @@ async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Pro
       });
     }
   });
+  for (const sp of spans) {
+    const qId = batch.ids[sp.query] ?? null;
+    const key = keyOf(qId, batch.texts[sp.query] as string, sp.candidate.id);
+    if (accepted.has(key)) continue;
+    const meta = batch.metas[sp.query];
+    const c = sp.candidate;
+    accepted.set(key, {
+      a: { id: qId, text: batch.texts[sp.query] as string, ...(meta === undefined ? {} : { meta }) },
+      b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
+      cosine: c.cosine,
+      lexical: sp.lexical,
+      span: sp.span,
+    });
+  }
   return accepted;
+}
+
+/**
+ * Sub-sentence mining: the rows keep the candidates that pass the whole-sentence filter; those it rejects
+ * are tried as best-clause spans (returned apart, their rows' entries removed).
+ */
+async function splitSubSentence(
+  spec: JobSpec,
+  results: Array<{ query: string; candidates: Candidate[] }>,
+  embed: (texts: string[]) => Promise<Float32Array>,
+): Promise<SubSentencePair[]> {
+  const filter = effectiveFilter(spec);
+  const sub = spec.subSentence as NonNullable<JobSpec['subSentence']>;
+  const found = await bestClausePairs(
+    results.map((r) => r.query),
+    results.map((r) => r.candidates),
+    filter,
+    sub.minCosine,
+    embed,
+  );
+  for (const r of results) {
+    r.candidates = r.candidates.filter(
+      (c) => evaluateFilter(r.query, c.text, filter, c.lexical, c.probabilities) !== false,
+    );
+  }
+  return found;
 }
 
 /** Groups the job's pairs into multi-reference sets (connected components). */

@@ -14,9 +14,71 @@ export const FILTER_PRESETS: Record<'multipit' | 'paratag' | 'parasci', LexicalF
   multipit: { minTokens: 5, bleuMax: 14 },
   /** ParaTag: 5 < BLEU < 20 (bleuMax is inclusive here), >= 10 characters a side, length ratio < 2.5. */
   paratag: { bleuMin: 5, bleuMax: 20, minChars: 10, lengthRatioMax: 2.5 },
-  /** ParaSCI (Dong et al. 2021): PLR < 1.0; add excludeSameGroup with the paper key as well. */
+  /**
+   * ParaSCI (Dong et al. 2021): PLR < 1.0. The paper's main source of pairs is sentences of the same paper
+   * in different sections: mine them with the `parasci-intra` preset (withinGroup paper, excludeSame
+   * section), not by excluding the same paper.
+   */
   parasci: { plrMax: 1 },
 };
+
+export interface JobPreset {
+  filter: LexicalFilter;
+  minCosine?: number;
+  withinGroup?: string | string[];
+  excludeSame?: string[];
+  negatives?: boolean;
+  /**
+   * ParaSCI's BERTScore threshold (SciBERT, F1): the BERTScore filter (filter.bertScoreMin) maps it to
+   * this encoder's scale with its calibration once it is in the filter schema.
+   */
+  paperBertScore?: number;
+}
+
+/**
+ * Cosine threshold that stands for ParaSCI's 0.931 on BERT with the default encoder (all-MiniLM-L6-v2):
+ * the cosine at the 2nd percentile of ParaSCI-ACL val pairs (0.425), so 98% of true pairs stay candidates
+ * (docs/scopes.md, BENCHMARKS.md).
+ */
+export const PARASCI_COSINE = 0.42;
+
+/** The papers' recipes as whole jobs: scope, filters and thresholds; explicit spec fields override them. */
+export const JOB_PRESETS: Record<string, JobPreset> = {
+  multipit: { filter: FILTER_PRESETS.multipit, withinGroup: ['trend', 'url'] },
+  paratag: { filter: FILTER_PRESETS.paratag },
+  parasci: { filter: FILTER_PRESETS.parasci },
+  'parasci-intra': {
+    filter: { plrMax: 1 },
+    minCosine: PARASCI_COSINE,
+    withinGroup: 'paper',
+    excludeSame: ['section'],
+    paperBertScore: 0.7,
+  },
+  'parasci-definitions': { filter: { plrMax: 2 }, withinGroup: 'term', paperBertScore: 0.6 },
+  'parasci-citations': {
+    filter: { plrMax: 1 },
+    minCosine: PARASCI_COSINE,
+    withinGroup: 'cites',
+    paperBertScore: 0.7,
+  },
+  'turku-negatives': { filter: {}, withinGroup: 'source', negatives: true },
+};
+export const PRESET_NAMES = Object.keys(JOB_PRESETS) as [string, ...string[]];
+
+const groupKey = z.string().min(1).max(200);
+
+/** A window on an ordered key: pairs whose values differ by at most `days` (dates) or `width` (numbers). */
+export const windowSchema = z
+  .object({
+    key: groupKey,
+    days: z.number().positive().max(36_500).optional(),
+    width: z.number().positive().optional(),
+  })
+  .strict()
+  .refine((w) => (w.days === undefined) !== (w.width === undefined), {
+    message: 'give days (a date key) or width (a number key), one of them',
+    path: ['days'],
+  });
 
 const scopeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('all') }).strict(),
@@ -62,10 +124,28 @@ export const jobSpecSchema = z
       })
       .strict()
       .optional(),
-    preset: z.enum(['multipit', 'paratag', 'parasci']).optional(),
+    preset: z.enum(PRESET_NAMES).optional(),
     filter: lexicalFilterSchema.default({}),
-    /** Drop pairs whose two sentences share this metadata value (ParaSCI: same paper). */
-    excludeSameGroup: z.string().min(1).optional(),
+    /** Pairs only between sentences sharing a value under this key (or any of these keys). */
+    withinGroup: z.union([groupKey, z.array(groupKey).min(1).max(8)]).optional(),
+    /** Pairs only between sentences whose ordered values lie within the window. */
+    window: windowSchema.optional(),
+    /** Never pair sentences sharing a value under any of these keys (ParaSCI: same section). */
+    excludeSame: z.array(groupKey).min(1).max(8).optional(),
+    /** The older one-key form of excludeSame (kept as an alias). */
+    excludeSameGroup: groupKey.optional(),
+    /**
+     * Sub-sentence pairs (ParaSCI): a candidate the whole-sentence filters reject is tried again with the
+     * clause run of the longer sentence closest to the shorter one (best-clause); kept pairs carry `span`.
+     */
+    subSentence: z
+      .object({ method: z.literal('best-clause'), minCosine: z.number().min(-1).max(1).default(0.7) })
+      .strict()
+      .optional(),
+    /** Emit the top-k pairs the filters or the cross-encoder reject (hard negatives) instead. */
+    negatives: z.boolean().optional(),
+    /** Scopes up to this many members are searched exactly over the kept embeddings, larger ones via the index. */
+    exactMax: z.number().int().min(0).optional(),
     /** Group accepted pairs into multi-reference sets (union-find, as MultiPIT's NMR set). */
     cluster: z.boolean().default(false),
     /** Query sentences per batch: one checkpoint each. Smaller batches interleave better with queries. */
@@ -77,7 +157,35 @@ export type JobSpecInput = z.input<typeof jobSpecSchema>;
 export type JobSpec = z.output<typeof jobSpecSchema>;
 export type JobScope = JobSpec['scope'];
 
+const presetOf = (spec: JobSpec): JobPreset | undefined =>
+  spec.preset === undefined ? undefined : JOB_PRESETS[spec.preset];
+
 /** The filter a job applies: its preset, then its explicit fields. */
 export function effectiveFilter(spec: JobSpec): LexicalFilter {
-  return { ...(spec.preset ? FILTER_PRESETS[spec.preset] : {}), ...spec.filter };
+  return { ...(presetOf(spec)?.filter ?? {}), ...spec.filter };
+}
+
+/** The job's scope and thresholds: its preset, then its explicit fields. */
+export function effectiveScope(spec: JobSpec): {
+  withinGroup: string[];
+  window: JobSpec['window'];
+  excludeSame: string[];
+  minCosine: number | undefined;
+  negatives: boolean;
+} {
+  const p = presetOf(spec);
+  const within = spec.withinGroup ?? p?.withinGroup;
+  const excludeSame = [
+    ...new Set([
+      ...(spec.excludeSame ?? p?.excludeSame ?? []),
+      ...(spec.excludeSameGroup ? [spec.excludeSameGroup] : []),
+    ]),
+  ];
+  return {
+    withinGroup: within === undefined ? [] : Array.isArray(within) ? within : [within],
+    window: spec.window,
+    excludeSame,
+    minCosine: spec.minCosine ?? p?.minCosine,
+    negatives: spec.negatives ?? p?.negatives ?? false,
+  };
 }

@@ -50,6 +50,11 @@ export interface MinedPair {
   label?: string;
   probabilities?: Record<string, number>;
   lexical: LexicalMeasures;
+  /**
+   * A sub-sentence pair: the part of side `side` that paraphrases the other side, as character offsets
+   * into that side's text, with its cosine to the other side.
+   */
+  span?: { side: 'a' | 'b'; start: number; end: number; cosine: number; method: string };
 }
 
 type SeqKey = [string, number];

@@ -11,7 +11,13 @@ import { availableParallelism } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ParamineError } from '../errors.js';
-import type { JobManager, JobRecord, JobSpecInput, JobStore } from '../jobs/index.js';
+import {
+  type JobManager,
+  type JobRecord,
+  type JobSpecInput,
+  type JobStore,
+  PRESET_NAMES,
+} from '../jobs/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
 import { openService } from '../service/index.js';
@@ -39,7 +45,14 @@ interface MineFlags {
   bleuMax?: number;
   plrMax?: number;
   lengthRatioMax?: number;
-  excludeSame?: string;
+  excludeSame?: string[];
+  withinGroup?: string[];
+  window?: string;
+  negatives: boolean;
+  exactMax?: number;
+  charNgramMin?: number;
+  charNgramMax?: number;
+  filterJson?: string;
   cluster: boolean;
   range?: string;
   queries?: string;
@@ -79,15 +92,51 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
       bleuMax: o.bleuMax,
       plrMax: o.plrMax,
       lengthRatioMax: o.lengthRatioMax,
+      charNgramMin: o.charNgramMin,
+      charNgramMax: o.charNgramMax,
+      ...(o.filterJson === undefined ? {} : parseFilterJson(o.filterJson)),
     }),
-    ...defined({ nprobe: o.nprobe, minCosine: o.minCosine, excludeSameGroup: o.excludeSame }),
-    ...(o.preset === undefined ? {} : { preset: o.preset as 'multipit' }),
+    ...defined({
+      nprobe: o.nprobe,
+      minCosine: o.minCosine,
+      excludeSame: o.excludeSame,
+      exactMax: o.exactMax,
+    }),
+    ...(o.withinGroup === undefined
+      ? {}
+      : { withinGroup: o.withinGroup.length === 1 ? (o.withinGroup[0] as string) : o.withinGroup }),
+    ...(o.window === undefined ? {} : { window: parseWindow(o.window) }),
+    ...(o.negatives ? { negatives: true } : {}),
+    ...(o.preset === undefined ? {} : { preset: o.preset }),
     ...(o.marginK !== undefined || o.minMargin !== undefined
       ? { margin: defined({ k: o.marginK, min: o.minMargin }) }
       : {}),
     ...(o.rerank ? { rerank: defined({ labels: o.labels, minProbability: o.minProbability }) } : {}),
   };
   return dataDir === undefined ? { spec } : { spec, dataDir };
+}
+
+/** --window KEY:Nd (days, a date key) or KEY:N (width, a number key). */
+function parseWindow(text: string): { key: string; days?: number; width?: number } {
+  const m = /^(.+):(\d+(?:\.\d+)?)(d?)$/.exec(text);
+  if (!m) {
+    throw new ParamineError('BAD_INPUT', '--window takes KEY:DAYSd (a date key, e.g. date:7d) or KEY:WIDTH', {
+      field: 'window',
+    });
+  }
+  const n = Number(m[2]);
+  return m[3] === 'd' ? { key: m[1] as string, days: n } : { key: m[1] as string, width: n };
+}
+
+/** --filter '{"anyOf": [...]}': the filter fields as JSON (validated with the job). */
+function parseFilterJson(text: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // reported below
+  }
+  throw new ParamineError('BAD_INPUT', '--filter takes a JSON object of filter fields', { field: 'filter' });
 }
 
 export function register(program: Command): void {
@@ -107,14 +156,28 @@ export function register(program: Command): void {
     .option('--reranker <name|dir>', 'cross-encoder (default: paramine-paraphrase-minilm)')
     .option('--labels <labels...>', 'keep pairs with these labels (needs --rerank)')
     .option('--min-probability <p>', "keep pairs whose label's probability is at least this", num)
-    .option('--preset <name>', "the papers' filters: multipit, paratag or parasci")
+    .option('--preset <name>', `the papers' recipes: ${PRESET_NAMES.join(', ')}`)
     .option('--min-tokens <n>', 'tokens each side at least', num)
     .option('--min-chars <n>', 'characters each side at least', num)
     .option('--bleu-min <x>', 'BLEU above this', num)
     .option('--bleu-max <x>', 'BLEU at most this', num)
     .option('--plr-max <x>', 'PLR below this', num)
     .option('--length-ratio-max <x>', 'token length ratio below this', num)
-    .option('--exclude-same <key>', 'drop pairs sharing this metadata value (e.g. paper_id)')
+    .option('--char-ngram-min <x>', 'character n-gram cosine at least this', num)
+    .option('--char-ngram-max <x>', 'character n-gram cosine below this', num)
+    .option('--filter <json>', 'more filter fields as JSON, e.g. {"anyOf": [{"charNgramMax": 0.1}, ...]}')
+    .option('--within-group <keys...>', 'pairs only within a group of these metadata keys (group tables)')
+    .option(
+      '--exclude-same <keys...>',
+      'never pair sentences sharing a value under these keys (e.g. section)',
+    )
+    .option('--window <key:days>', 'pairs only within a window of an ordered key: date:7d, or year:2')
+    .option(
+      '--negatives',
+      'emit the top-k pairs the filters or the cross-encoder reject (hard negatives)',
+      false,
+    )
+    .option('--exact-max <n>', 'groups up to this size are searched exactly, larger ones via the index', num)
     .option('--cluster', 'group accepted pairs into multi-reference sets', false)
     .option('--range <start:end>', 'mine only these ids as queries')
     .option('--queries <file>', 'query sentences from a corpus file instead of the index itself')

@@ -25,6 +25,12 @@ export interface AnnSearchParams {
   efSearch?: number;
   /** Refine stage only: candidates taken from the coarse layer per result (k * kFactor); default 1. */
   kFactor?: number;
+  /**
+   * Search only these ids (FAISS's IDSelectorBatch; a mining job's group). IVF indexes visit `nprobe`
+   * lists as usual and skip the other ids in them, so a small group can come back short: search small
+   * groups exactly instead. Fast-scan indexes reject it (BAD_INPUT).
+   */
+  ids?: BigInt64Array;
 }
 
 export interface KmeansOptions {

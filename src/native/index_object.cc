@@ -192,6 +192,15 @@ Napi::Value IndexObject::Search(const Napi::CallbackInfo& info) {
         }
         opts.kFactor = f;
       }
+      if (o.Has("ids") && !o.Get("ids").IsUndefined()) {
+        Napi::Value v = o.Get("ids");
+        if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_bigint64_array) {
+          throw BadInput("search: ids must be a BigInt64Array");
+        }
+        auto arr = v.As<Napi::BigInt64Array>();
+        opts.select = true;
+        opts.selectIds.assign(arr.Data(), arr.Data() + arr.ElementLength());
+      }
     }
     // Queries are copied: small, and the caller may reuse its buffer at once.
     std::vector<float> queries(x.data, x.data + x.length);

@@ -1,5 +1,7 @@
 #include "search.h"
 
+#include "errors.h"
+
 #include <faiss/IndexHNSW.h>
 #include <faiss/IndexIDMap.h>
 #include <faiss/IndexIVFFastScan.h>
@@ -94,12 +96,29 @@ void Refine(const faiss::IndexRefine* r, idx_t n, const float* x, idx_t k, idx_t
   if (failure) std::rethrow_exception(failure);
 }
 
+// The caller's selector names external ids; under an IndexIDMap the inner index sees positions.
+struct TranslatedSelector : faiss::IDSelector {
+  const std::vector<idx_t>& idMap;
+  const faiss::IDSelector* inner;
+  TranslatedSelector(const std::vector<idx_t>& m, const faiss::IDSelector* s) : idMap(m), inner(s) {}
+  bool is_member(idx_t i) const override {
+    return i >= 0 && static_cast<size_t>(i) < idMap.size() && inner->is_member(idMap[i]);
+  }
+};
+
 }  // namespace
 
 void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const float* x, idx_t k,
                      float* distances, idx_t* labels, const SearchOptions& opts) {
   if (auto m = dynamic_cast<const faiss::IndexIDMap*>(index)) {
-    CompositeSearch(st, m->index, n, x, k, distances, labels, opts);
+    if (opts.sel != nullptr) {
+      TranslatedSelector translated(m->id_map, opts.sel);
+      SearchOptions inner = opts;
+      inner.sel = &translated;
+      CompositeSearch(st, m->index, n, x, k, distances, labels, inner);
+    } else {
+      CompositeSearch(st, m->index, n, x, k, distances, labels, opts);
+    }
     const idx_t size = static_cast<idx_t>(m->id_map.size());
     for (idx_t i = 0; i < n * k; i++) {
       if (labels[i] >= 0) labels[i] = labels[i] < size ? m->id_map[labels[i]] : -1;
@@ -122,6 +141,9 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
     return;
   }
   if (auto fs = dynamic_cast<const faiss::IndexIVFFastScan*>(index)) {
+    if (opts.sel != nullptr) {
+      throw CodedError("BAD_INPUT", "search: fast-scan indexes take no id selector in FAISS 1.7.3");
+    }
     const size_t want = std::min(fs->nlist, opts.nprobe > 0 ? opts.nprobe : fs->nprobe);
     faiss::IndexHNSW* hnsw = HnswQuantizer(fs);
     // The quantizer must return `want` lists: HNSW gives at most max(efSearch, k) results.
@@ -134,6 +156,7 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
   if (auto ivf = dynamic_cast<const faiss::IndexIVF*>(index)) {
     faiss::SearchParametersIVF params;
     params.nprobe = std::min(ivf->nlist, opts.nprobe > 0 ? opts.nprobe : ivf->nprobe);
+    params.sel = const_cast<faiss::IDSelector*>(opts.sel);
     faiss::SearchParametersHNSW quantizerParams;
     if (const faiss::IndexHNSW* hnsw = HnswQuantizer(ivf)) {
       quantizerParams.efSearch =
@@ -141,6 +164,12 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
       params.quantizer_params = &quantizerParams;
     }
     ivf->search(n, x, k, distances, labels, &params);
+    return;
+  }
+  if (opts.sel != nullptr) {
+    faiss::SearchParameters params;
+    params.sel = const_cast<faiss::IDSelector*>(opts.sel);
+    index->search(n, x, k, distances, labels, &params);
     return;
   }
   index->search(n, x, k, distances, labels);

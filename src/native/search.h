@@ -3,6 +3,10 @@
 // FAISS search would do, and only the IVF layer receives SearchParametersIVF.
 #pragma once
 
+#include <faiss/impl/IDSelector.h>
+
+#include <vector>
+
 #include "state.h"
 
 namespace paramine {
@@ -11,6 +15,11 @@ struct SearchOptions {
   size_t nprobe = 0;    // 0: the index's own nprobe
   double kFactor = 0;   // refine stage: candidates per result; 0: the index's own k_factor
   int efSearch = 0;     // HNSW coarse quantizer: candidate list while finding the nprobe lists; 0: its own
+  // Search only these ids (a group of a mining job): FAISS 1.7.3's SearchParameters::sel. The ids are
+  // copied from JS; the selector over them is built on the worker thread.
+  bool select = false;
+  std::vector<idx_t> selectIds;
+  const faiss::IDSelector* sel = nullptr;
 };
 
 void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const float* x, idx_t k,

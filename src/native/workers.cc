@@ -150,6 +150,11 @@ class SearchWorker : public IndexWorker {
     if (!st_->index->is_trained) throw CodedError("INDEX_NOT_TRAINED", "search: the index is not trained");
     distances_.resize(n_ * k_);
     labels_.resize(n_ * k_);
+    std::unique_ptr<faiss::IDSelectorBatch> sel;
+    if (opts_.select) {
+      sel = std::make_unique<faiss::IDSelectorBatch>(opts_.selectIds.size(), opts_.selectIds.data());
+      opts_.sel = sel.get();
+    }
     if (n_ > 0) CompositeSearch(*st_, st_->index.get(), n_, queries_.data(), k_, distances_.data(), labels_.data(), opts_);
   }
 

@@ -30,6 +30,11 @@ export interface QueryContext {
    * them, as paraphrase_mining's top_k does, instead of reaching deeper to refill what filters drop.
    */
   fixedDepth?: boolean;
+  /**
+   * Each query's neighbours, best first, when the caller searched them itself (a job's group scope):
+   * the core skips its ANN search and takes these instead.
+   */
+  hits?: ReadonlyArray<readonly Hit[]>;
 }
 
 /** Rows of hits, one per query, from FAISS's flat (nq × fetch) result; empty slots (id -1) end a row. */
@@ -55,7 +60,7 @@ export function hitRows(
 /** Texts and metadata of every hit, fetched once per distinct id. */
 export async function recordsOf(
   store: SentenceStore,
-  rows: readonly Hit[][],
+  rows: ReadonlyArray<readonly Hit[]>,
 ): Promise<Map<number, { text: string; meta?: Meta }>> {
   const ids = [...new Set(rows.flatMap((row) => row.map((h) => h.id)))];
   const records = await store.getMany(ids);

@@ -8,7 +8,15 @@ import { ParamineError } from '../errors.js';
 import type { Embedder, PairScore, PairScorer } from '../models/ports.js';
 import type { SentenceStore } from '../store/index.js';
 import { normalize, pairDiff } from '../text/index.js';
-import { hitRows, keptCandidates, type Metric, type QueryContext, recordsOf } from './candidates.js';
+import {
+  type Hit,
+  hitRows,
+  keptCandidates,
+  type Metric,
+  type QueryContext,
+  recordsOf,
+} from './candidates.js';
+import { filterNeedsProbabilities } from './lexical.js';
 import { finalCandidates, rerankRows } from './rank.js';
 import type { QueryResult, SearchOptions, SearchResponse } from './types.js';
 
@@ -111,6 +119,11 @@ export class SearchCore {
     signal?: AbortSignal,
   ): Promise<{ results: QueryResult[]; searchMs: number; rerankMs: number }> {
     const reranker = options.rerank ? this.#parts.reranker : undefined;
+    if (reranker === undefined && filterNeedsProbabilities(options.filter)) {
+      throw new ParamineError('BAD_INPUT', 'probability filters need the cross-encoder: turn rerank on', {
+        field: 'filter',
+      });
+    }
     if (options.rerank && options.labels !== undefined && reranker === undefined) {
       throw new ParamineError(
         'BAD_INPUT',
@@ -124,8 +137,12 @@ export class SearchCore {
     // One extra neighbour per excluded id or duplicate: the query itself is usually the first hit.
     const fetch = depth + (options.excludeDuplicates || context.excludeIds ? 1 : 0);
     const nprobe = options.nprobe === undefined ? {} : { nprobe: options.nprobe };
-    const ann = await this.#timed('search', () => this.#parts.index.search(vectors, fetch, nprobe));
-    const rows = hitRows(ann.value, queries.length, fetch, this.#parts.index.metric);
+    const ann = context.hits
+      ? { value: undefined, ms: 0 }
+      : await this.#timed('search', () => this.#parts.index.search(vectors, fetch, nprobe));
+    const rows: ReadonlyArray<readonly Hit[]> = ann.value
+      ? hitRows(ann.value, queries.length, fetch, this.#parts.index.metric)
+      : (context.hits ?? []);
     const byId = await recordsOf(this.#parts.store, rows);
     const kept = rows.map((row, q) =>
       keptCandidates(q, queries[q] as string, row, byId, depth, options, context),
@@ -135,7 +152,7 @@ export class SearchCore {
       : 0;
     const results = kept.map((row, q) => ({
       query: queries[q] as string,
-      candidates: finalCandidates(row, options).map((c) =>
+      candidates: finalCandidates(queries[q] as string, row, options).map((c) =>
         options.diff ? { ...c, diff: pairDiff(queries[q] as string, c.text) } : c,
       ),
     }));

@@ -24,7 +24,26 @@ export interface LexicalMeasures {
   lengthRatio: number | null;
 }
 
-export const lexicalFilterSchema = z
+/** One filter: all its fields must hold (AND); `anyOf` adds "at least one of these filters holds" (OR). */
+export interface LexicalFilter {
+  minTokens?: number | undefined;
+  minChars?: number | undefined;
+  bleuMin?: number | undefined;
+  bleuMax?: number | undefined;
+  plrMax?: number | undefined;
+  lengthRatioMax?: number | undefined;
+  /** Character n-gram cosine (Kanerva et al.): at least min, below max. */
+  charNgramMin?: number | undefined;
+  charNgramMax?: number | undefined;
+  /** The cross-encoder's probability of any label (not only the predicted one): at least min, below max. */
+  probabilityMin?: Record<string, number> | undefined;
+  probabilityMax?: Record<string, number> | undefined;
+  anyOf?: LexicalFilter[] | undefined;
+}
+
+const probabilityBounds = z.record(z.string().min(1), z.number().min(0).max(1));
+
+const filterObject = z
   .object({
     minTokens: z.number().int().min(0).optional(),
     minChars: z.number().int().min(0).optional(),
@@ -32,13 +51,39 @@ export const lexicalFilterSchema = z
     bleuMax: z.number().min(0).max(100).optional(),
     plrMax: z.number().min(0).optional(),
     lengthRatioMax: z.number().min(1).optional(),
+    charNgramMin: z.number().min(0).max(1).optional(),
+    charNgramMax: z.number().min(0).max(1).optional(),
+    probabilityMin: probabilityBounds.optional(),
+    probabilityMax: probabilityBounds.optional(),
+    get anyOf() {
+      return z.array(lexicalFilterSchema).min(1).max(16).optional();
+    },
   })
-  .strict()
+  .strict();
+
+export const lexicalFilterSchema: z.ZodType<LexicalFilter> = filterObject
   .refine((f) => f.bleuMin === undefined || f.bleuMax === undefined || f.bleuMin <= f.bleuMax, {
     message: 'bleuMin must not exceed bleuMax',
     path: ['bleuMin'],
-  });
-export type LexicalFilter = z.infer<typeof lexicalFilterSchema>;
+  })
+  .refine(
+    (f) => f.charNgramMin === undefined || f.charNgramMax === undefined || f.charNgramMin < f.charNgramMax,
+    {
+      message: 'charNgramMin must be below charNgramMax',
+      path: ['charNgramMin'],
+    },
+  );
+
+/** Labels a filter's probability bounds name, anywhere in it (the job checks them against the model). */
+export function filterLabels(f: LexicalFilter): string[] {
+  const own = [...Object.keys(f.probabilityMin ?? {}), ...Object.keys(f.probabilityMax ?? {})];
+  return [...new Set([...own, ...(f.anyOf ?? []).flatMap(filterLabels)])];
+}
+
+/** Whether the filter needs the cross-encoder's probabilities to decide. */
+export function filterNeedsProbabilities(f: LexicalFilter): boolean {
+  return filterLabels(f).length > 0;
+}
 
 const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -55,22 +100,62 @@ export function lexicalMeasures(a: string, b: string): LexicalMeasures {
 
 /**
  * Bounds as the papers state them: minTokens and minChars inclusive (>=), bleuMin exclusive (ParaTag
- * 5 < BLEU), bleuMax inclusive (MultiPIT BLEU <= 14), plrMax and lengthRatioMax exclusive (< 1.0, < 2.5).
+ * 5 < BLEU), bleuMax inclusive (MultiPIT BLEU <= 14), plrMax and lengthRatioMax exclusive (< 1.0, < 2.5);
+ * charNgramMin and probabilityMin inclusive, charNgramMax and probabilityMax exclusive (Turku: n-gram
+ * similarity < 0.1).
+ *
+ * Three-valued: undefined when the answer depends on label probabilities that are not known yet, so the
+ * search core can drop what fails on the cheap measures before the cross-encoder runs, and decide the
+ * rest after it.
  */
-export function passesLexical(a: string, b: string, f: LexicalFilter, m?: LexicalMeasures): boolean {
+export function evaluateFilter(
+  a: string,
+  b: string,
+  f: LexicalFilter,
+  m?: LexicalMeasures,
+  probabilities?: Readonly<Record<string, number>>,
+): boolean | undefined {
   if (f.minTokens !== undefined && (tokenCount(a) < f.minTokens || tokenCount(b) < f.minTokens)) return false;
   if (f.minChars !== undefined && (charLength(a) < f.minChars || charLength(b) < f.minChars)) return false;
   const needsMeasures =
     f.bleuMin !== undefined ||
     f.bleuMax !== undefined ||
     f.plrMax !== undefined ||
-    f.lengthRatioMax !== undefined;
-  if (!needsMeasures) return true;
-  const x = m ?? lexicalMeasures(a, b);
-  if (f.bleuMin !== undefined && !(x.bleu > f.bleuMin)) return false;
-  if (f.bleuMax !== undefined && !(x.bleu <= f.bleuMax)) return false;
-  if (f.plrMax !== undefined && (x.plr === null || !(x.plr < f.plrMax))) return false;
-  if (f.lengthRatioMax !== undefined && (x.lengthRatio === null || !(x.lengthRatio < f.lengthRatioMax)))
-    return false;
-  return true;
+    f.lengthRatioMax !== undefined ||
+    f.charNgramMin !== undefined ||
+    f.charNgramMax !== undefined ||
+    f.anyOf !== undefined;
+  const x = needsMeasures ? (m ?? lexicalMeasures(a, b)) : undefined;
+  if (x !== undefined) {
+    if (f.bleuMin !== undefined && !(x.bleu > f.bleuMin)) return false;
+    if (f.bleuMax !== undefined && !(x.bleu <= f.bleuMax)) return false;
+    if (f.plrMax !== undefined && (x.plr === null || !(x.plr < f.plrMax))) return false;
+    if (f.lengthRatioMax !== undefined && (x.lengthRatio === null || !(x.lengthRatio < f.lengthRatioMax)))
+      return false;
+    if (f.charNgramMin !== undefined && !(x.charNgramCosine >= f.charNgramMin)) return false;
+    if (f.charNgramMax !== undefined && !(x.charNgramCosine < f.charNgramMax)) return false;
+  }
+  let unknown = false;
+  if (f.probabilityMin !== undefined || f.probabilityMax !== undefined) {
+    if (probabilities === undefined) unknown = true;
+    else {
+      for (const [label, min] of Object.entries(f.probabilityMin ?? {}))
+        if (!((probabilities[label] ?? 0) >= min)) return false;
+      for (const [label, max] of Object.entries(f.probabilityMax ?? {}))
+        if (!((probabilities[label] ?? 0) < max)) return false;
+    }
+  }
+  if (f.anyOf !== undefined) {
+    const branches = f.anyOf.map((g) => evaluateFilter(a, b, g, x, probabilities));
+    if (!branches.includes(true)) {
+      if (!branches.includes(undefined)) return false;
+      unknown = true;
+    }
+  }
+  return unknown ? undefined : true;
+}
+
+/** evaluateFilter without label probabilities: false only when the cheap measures already fail. */
+export function passesLexical(a: string, b: string, f: LexicalFilter, m?: LexicalMeasures): boolean {
+  return evaluateFilter(a, b, f, m) !== false;
 }

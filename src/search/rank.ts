@@ -5,6 +5,7 @@
  */
 import type { PairScore, PairScorer } from '../models/ports.js';
 import { positiveProbability } from '../text/labels.js';
+import { evaluateFilter, filterNeedsProbabilities } from './lexical.js';
 import type { Candidate, SearchOptions } from './types.js';
 
 /** Scores every candidate in place and sorts each row by positive probability (stable: ties keep ANN order). */
@@ -31,9 +32,19 @@ export async function rerankRows(
   }
 }
 
-/** The `labels` and `minProbability` filters, then at most k candidates. */
-export function finalCandidates(row: readonly Candidate[], options: SearchOptions): Candidate[] {
+/** The `labels`, `minProbability` and probability-bound filters, then at most k candidates. */
+export function finalCandidates(
+  query: string,
+  row: readonly Candidate[],
+  options: SearchOptions,
+): Candidate[] {
+  const probabilityBounds = filterNeedsProbabilities(options.filter);
   return row
+    .filter(
+      (c) =>
+        !probabilityBounds ||
+        evaluateFilter(query, c.text, options.filter, c.lexical, c.probabilities) === true,
+    )
     .filter(
       (c) => options.labels === undefined || (c.label !== undefined && options.labels.includes(c.label)),
     )

@@ -13,7 +13,7 @@ import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../j
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
 import { SearchCore, type Stage } from '../search/core.js';
-import { SentenceStore } from '../store/index.js';
+import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { ReadinessProbe } from './readiness.js';
 
@@ -143,12 +143,14 @@ async function openParts(o: ServiceOptions, closers: Closers) {
   closers.add(() => store.close());
   const vectors = await VectorFile.open(o.index);
   if (vectors) closers.add(() => vectors.close());
+  const groups = GroupTables.open(join(o.index, GROUPS_DIR), groupTableIdentity(manifest));
+  if (groups) closers.add(() => groups.close());
   const reranker = await openReranker(o, closers);
-  return { manifest, encoder, index, store, vectors, reranker };
+  return { manifest, encoder, index, store, vectors, groups, reranker };
 }
 
 async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
-  const { manifest, encoder, index, store, vectors, reranker } = await openParts(o, closers);
+  const { manifest, encoder, index, store, vectors, groups, reranker } = await openParts(o, closers);
   const hooks = o.hooks ?? {};
   const embedder = new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, hooks));
   const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
@@ -174,6 +176,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     ann: index,
     store,
     vectors,
+    groups,
     index: {
       name: basename(resolve(o.index)),
       // A rebuilt index under the same name is another index: its jobs do not resume on it.

@@ -1,4 +1,17 @@
 export {
+  GROUPS_DIR,
+  type GroupKeySpec,
+  type GroupOrder,
+  type GroupTableInfo,
+  GroupTables,
+  GroupTableWriter,
+  type GroupValue,
+  groupKeySpecSchema,
+  groupTableIdentity,
+  groupValuesOf,
+  parseGroupKeySpec,
+} from './groups.js';
+export {
   keyHash,
   type Meta,
   type NewSentence,

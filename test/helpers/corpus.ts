@@ -37,3 +37,24 @@ export function syntheticSentence(i: number): string {
   const e = PLACE[Math.floor(i / (ADJ.length * NOUN.length * VERB.length)) % PLACE.length];
   return `The ${a} ${b} ${c} the ${d} near the ${e}.`;
 }
+
+/** Writes `rows` as dir/corpus.jsonl and builds dir/index over them with these group tables. */
+export async function buildGroupedIndex(
+  dir: string,
+  rows: readonly object[],
+  groupKeys: string[],
+): Promise<string> {
+  const { buildIndex } = await import('../../src/indexer/build.js');
+  const { parseGroupKeySpec } = await import('../../src/store/index.js');
+  const corpus = join(dir, 'corpus.jsonl');
+  writeFileSync(corpus, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  const index = join(dir, 'index');
+  await buildIndex({
+    inputs: [corpus],
+    out: index,
+    model: 'all-minilm-l6-v2',
+    quiet: true,
+    groupKeys: groupKeys.map(parseGroupKeySpec),
+  });
+  return index;
+}

@@ -1,0 +1,54 @@
+/**
+ * Group tables for an index (src/store/groups.ts): one streaming pass over the sentence store that
+ * fills the tables of every key asked for. The build calls it at its end (`paramine index
+ * --group-keys paper,term`); `paramine groups build` runs it on an existing index.
+ */
+import { join, resolve } from 'node:path';
+import { readManifest } from '../index/index.js';
+import { createProgress } from '../progress.js';
+import {
+  GROUPS_DIR,
+  type GroupKeySpec,
+  type GroupTableInfo,
+  GroupTableWriter,
+  groupTableIdentity,
+  SentenceStore,
+} from '../store/index.js';
+
+export async function buildGroupTables(
+  indexDir: string,
+  specs: readonly GroupKeySpec[],
+  options: { quiet?: boolean; store?: SentenceStore } = {},
+): Promise<GroupTableInfo[]> {
+  if (specs.length === 0) return [];
+  const dir = resolve(indexDir);
+  const manifest = await readManifest(dir);
+  // The build hands its own open store (LMDB wants one handle per environment and process).
+  const store = options.store ?? SentenceStore.open(join(dir, 'store'), { readOnly: true });
+  const writer = GroupTableWriter.open(join(dir, GROUPS_DIR));
+  const bar = createProgress({
+    label: `groups ${specs.map((s) => s.key).join(',')}`,
+    unit: 'sentences',
+    quiet: options.quiet ?? false,
+  });
+  try {
+    const infos = await writer.write(
+      specs,
+      store.range(0, manifest.ntotal),
+      groupTableIdentity(manifest),
+      (n) => bar.update(n, manifest.ntotal),
+    );
+    bar.stop();
+    return infos;
+  } finally {
+    await writer.close();
+    if (options.store === undefined) await store.close();
+  }
+}
+
+/** One line per table, for the CLI. */
+export function describeGroupTable(info: GroupTableInfo): string {
+  const tagger = info.tagger ? `, tagger ${info.tagger}` : '';
+  const order = info.order === 'none' ? '' : ` (ordered: ${info.order})`;
+  return `${info.key}${order}: ${info.groups} groups, ${info.sentences} sentences with a value, largest group ${info.largest}${tagger}`;
+}

@@ -1,0 +1,391 @@
+/**
+ * `paramine export`: a dataset from a job's pairs, in the pair format the web page and the training
+ * scripts share (JSONL `{"s1", "s2", "label", "s1_id", "s2_id", …}`) and as Parquet, split into train /
+ * val / test grouped by a metadata key (no group on two sides) or ordered by time, without the pairs that
+ * share a group with a given test set (MultiPIT drops pairs sharing a trend or URL with its test set).
+ *
+ * Two passes over the pairs (a job's NDJSON results or its state directory): the first collects each
+ * pair's groups and time and assigns splits, the second writes; memory holds a few numbers a pair.
+ */
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, mkdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { ParquetWriter, SchemaElement } from 'hyparquet-writer';
+import { z } from 'zod';
+import { ParamineError } from '../errors.js';
+import { groupValuesOf } from '../store/index.js';
+import { assignSplits, type PairFacts, type SplitPlan } from './splits.js';
+import { JobStore, type MinedPair, type PairSide } from './store.js';
+
+export type ExportSource = { pairs: string } | { state: string; job?: string | undefined };
+
+export interface ExportOptions {
+  source: ExportSource;
+  out: string;
+  formats: ReadonlyArray<'jsonl' | 'parquet'>;
+  split: SplitPlan;
+  groupBy?: string | undefined;
+  orderBy?: string | undefined;
+  /** A file whose groups (under excludeKey) no exported pair may share: pairs JSONL, or values one a line. */
+  excludeGroupsOf?: string | undefined;
+  excludeKey?: string | undefined;
+  /** The label of every row when the pairs have none (a job without rerank). */
+  label?: string | undefined;
+  seed: number;
+}
+
+export interface ExportSummary {
+  pairs: number;
+  excluded: number;
+  splits: Array<{ name: string; pairs: number; groups: number }>;
+  files: string[];
+}
+
+/** One exported row: the shared pair format plus what the job knew about the pair. */
+export interface ExportRow {
+  s1: string;
+  s2: string;
+  label: string;
+  s1_id: number | null;
+  s2_id: number | null;
+  cosine: number;
+  margin?: number;
+  probabilities?: Record<string, number>;
+  /** A sub-sentence pair: which side was cut, where, and the whole sentence. */
+  span?: { side: 'a' | 'b'; start: number; end: number; source: string };
+  groups?: Record<string, string[]>;
+  split: string;
+}
+
+const sideSchema = z.object({
+  id: z.number().int().nullable(),
+  text: z.string(),
+  meta: z.record(z.string(), z.unknown()).optional(),
+});
+/** What a results line must hold (paramine mine's output, GET /v1/jobs/:id/results). */
+const pairLineSchema = z.looseObject({
+  a: sideSchema,
+  b: sideSchema,
+  cosine: z.number(),
+  margin: z.number().optional(),
+  label: z.string().optional(),
+  probabilities: z.record(z.string(), z.number()).optional(),
+  span: z
+    .object({ side: z.enum(['a', 'b']), start: z.number().int(), end: z.number().int() })
+    .loose()
+    .optional(),
+});
+type PairLine = z.infer<typeof pairLineSchema>;
+
+async function* readPairs(source: ExportSource): AsyncGenerator<PairLine> {
+  if ('pairs' in source) {
+    const lines = createInterface({
+      input: createReadStream(source.pairs),
+      crlfDelay: Number.POSITIVE_INFINITY,
+    });
+    let n = 0;
+    for await (const line of lines) {
+      n++;
+      if (line.trim() === '') continue;
+      let json: unknown;
+      try {
+        json = JSON.parse(line);
+      } catch {
+        throw new ParamineError('BAD_FILE', `${source.pairs}:${n}: not JSON`, {
+          field: `${source.pairs}:${n}`,
+        });
+      }
+      const r = pairLineSchema.safeParse(json);
+      if (!r.success) {
+        const issue = r.error.issues[0];
+        throw new ParamineError(
+          'BAD_FILE',
+          `${source.pairs}:${n}: not a mined pair (${issue?.path.join('.')}: ${issue?.message})`,
+          { field: `${source.pairs}:${n}` },
+        );
+      }
+      yield r.data;
+    }
+    return;
+  }
+  const store = JobStore.open(source.state);
+  try {
+    const job = source.job === undefined ? store.list().at(-1) : store.get(source.job);
+    if (job === undefined) {
+      throw new ParamineError(
+        'NOT_FOUND',
+        `no job ${source.job ?? ''} in ${source.state}`.replace('  ', ' '),
+        {
+          field: 'job',
+        },
+      );
+    }
+    for (const { pair } of store.pairs(job.id)) yield pair as MinedPair & PairLine;
+  } finally {
+    await store.close();
+  }
+}
+
+const sideGroups = (key: string, s: Pick<PairSide, 'text' | 'meta'>): string[] =>
+  groupValuesOf(
+    { key, order: 'none' },
+    s.meta === undefined ? { text: s.text } : { text: s.text, meta: s.meta },
+  ).map(String);
+
+function pairGroups(key: string, p: PairLine): string[] {
+  return [...new Set([...sideGroups(key, p.a), ...sideGroups(key, p.b)])];
+}
+
+/** The later side's time (ISO date) or number under `key`; undefined when neither side has one. */
+function pairOrder(key: string, p: PairLine): number | undefined {
+  const of = (s: PairLine['a']) => {
+    const v = s.meta?.[key];
+    if (typeof v === 'number') return v;
+    if (typeof v !== 'string') return undefined;
+    const n = Number(v);
+    return Number.isFinite(n) && v.trim() !== '' ? n : Date.parse(v);
+  };
+  const xs = [of(p.a), of(p.b)].filter((x): x is number => x !== undefined && Number.isFinite(x));
+  return xs.length === 0 ? undefined : Math.max(...xs);
+}
+
+/** The values a test set holds under `key`: from pairs (a/b meta, or export rows' groups) or a value list. */
+async function excludedValues(file: string, key: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const raw of lines) {
+    const line = raw.trim();
+    if (line === '') continue;
+    if (!line.startsWith('{')) {
+      out.add(line);
+      continue;
+    }
+    const o = JSON.parse(line) as Record<string, unknown>;
+    const p = pairLineSchema.safeParse(o);
+    if (p.success) for (const v of pairGroups(key, p.data)) out.add(v);
+    const g = (o.groups as Record<string, unknown> | undefined)?.[key];
+    if (Array.isArray(g)) for (const v of g) out.add(String(v));
+    for (const side of ['s1_meta', 's2_meta', 'meta']) {
+      const meta = o[side] as Record<string, unknown> | undefined;
+      if (meta !== undefined) for (const v of sideGroups(key, { text: '', meta })) out.add(v);
+    }
+    if (o[key] !== undefined) for (const v of sideGroups(key, { text: '', meta: o })) out.add(v);
+  }
+  return out;
+}
+
+function toRow(
+  p: PairLine,
+  split: string,
+  label: string,
+  groupBy: string | undefined,
+  groups: string[],
+): ExportRow {
+  let s1 = p.a.text;
+  let s2 = p.b.text;
+  let span: ExportRow['span'];
+  if (p.span) {
+    const whole = p.span.side === 'a' ? p.a.text : p.b.text;
+    const cut = whole.slice(p.span.start, p.span.end);
+    if (p.span.side === 'a') s1 = cut;
+    else s2 = cut;
+    span = { side: p.span.side, start: p.span.start, end: p.span.end, source: whole };
+  }
+  return {
+    s1,
+    s2,
+    label,
+    s1_id: p.a.id,
+    s2_id: p.b.id,
+    cosine: p.cosine,
+    ...(p.margin === undefined ? {} : { margin: p.margin }),
+    ...(p.probabilities === undefined ? {} : { probabilities: p.probabilities }),
+    ...(span === undefined ? {} : { span }),
+    ...(groupBy === undefined ? {} : { groups: { [groupBy]: groups } }),
+    split,
+  };
+}
+
+export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
+  const excludeKey = o.excludeKey ?? o.groupBy;
+  if (o.excludeGroupsOf !== undefined && excludeKey === undefined) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      'excluding a test set needs the key its groups are under (--exclude-key)',
+      {
+        field: 'excludeKey',
+      },
+    );
+  }
+  const excluded =
+    o.excludeGroupsOf === undefined
+      ? undefined
+      : await excludedValues(o.excludeGroupsOf, excludeKey as string);
+  // Pass 1: which pairs stay, their groups and times.
+  /** Per pair read: its index into facts, or -1 when excluded. */
+  const factOf: number[] = [];
+  const facts: PairFacts[] = [];
+  let n = 0;
+  for await (const p of readPairs(o.source)) {
+    n++;
+    if (p.label === undefined && o.label === undefined) {
+      throw new ParamineError('BAD_INPUT', `pair ${n} has no label (the job did not rerank); give --label`, {
+        field: 'label',
+      });
+    }
+    const drop = excluded !== undefined && pairGroups(excludeKey as string, p).some((v) => excluded.has(v));
+    factOf.push(drop ? -1 : facts.length);
+    if (drop) continue;
+    const order = o.orderBy === undefined ? undefined : pairOrder(o.orderBy, p);
+    if (o.orderBy !== undefined && order === undefined) {
+      throw new ParamineError('BAD_INPUT', `pair ${n} has no "${o.orderBy}" value to order by`, {
+        field: 'orderBy',
+      });
+    }
+    facts.push({ groups: o.groupBy === undefined ? [] : pairGroups(o.groupBy, p), order });
+  }
+  const splitOf = assignSplits(facts, o.split, {
+    grouped: o.groupBy !== undefined,
+    ordered: o.orderBy !== undefined,
+    seed: o.seed,
+  });
+  // Pass 2: write every kept pair to its split.
+  mkdirSync(o.out, { recursive: true });
+  const sinks = await Promise.all(o.split.names.map((name) => SplitSink.open(o.out, name, o.formats)));
+  let i = 0;
+  for await (const p of readPairs(o.source)) {
+    const f = factOf[i++] ?? -1;
+    if (f < 0) continue;
+    const split = splitOf[f] as number;
+    const sink = sinks[split] as SplitSink;
+    const groups = facts[f]?.groups ?? [];
+    await sink.add(toRow(p, sink.name, (p.label ?? o.label) as string, o.groupBy, [...groups]));
+  }
+  const files = (await Promise.all(sinks.map((s) => s.close()))).flat();
+  return {
+    pairs: facts.length,
+    excluded: factOf.filter((x) => x < 0).length,
+    splits: sinks.map((s, si) => ({
+      name: s.name,
+      pairs: s.count,
+      groups: new Set(facts.flatMap((f, fi) => (splitOf[fi] === si ? f.groups : []))).size,
+    })),
+    files,
+  };
+}
+
+const ROWS_PER_GROUP = 50_000;
+
+/** Parquet columns: the row's fields, nested ones as JSON text. */
+const PARQUET_SCHEMA: SchemaElement[] = [
+  { name: 'root', num_children: 14 },
+  { name: 's1', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+  { name: 's2', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+  { name: 'label', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+  { name: 's1_id', type: 'INT64', repetition_type: 'OPTIONAL' },
+  { name: 's2_id', type: 'INT64', repetition_type: 'OPTIONAL' },
+  { name: 'cosine', type: 'DOUBLE', repetition_type: 'REQUIRED' },
+  { name: 'margin', type: 'DOUBLE', repetition_type: 'OPTIONAL' },
+  { name: 'probabilities', type: 'BYTE_ARRAY', converted_type: 'JSON', repetition_type: 'OPTIONAL' },
+  { name: 'span_side', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+  { name: 'span_start', type: 'INT32', repetition_type: 'OPTIONAL' },
+  { name: 'span_end', type: 'INT32', repetition_type: 'OPTIONAL' },
+  { name: 'span_source', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
+  { name: 'groups', type: 'BYTE_ARRAY', converted_type: 'JSON', repetition_type: 'OPTIONAL' },
+  { name: 'split', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+];
+
+function parquetColumns(rows: readonly ExportRow[]): Array<{ name: string; data: unknown[] }> {
+  const col = (name: string, f: (r: ExportRow) => unknown) => ({ name, data: rows.map(f) });
+  const big = (x: number | null) => (x === null ? null : BigInt(x));
+  return [
+    col('s1', (r) => r.s1),
+    col('s2', (r) => r.s2),
+    col('label', (r) => r.label),
+    col('s1_id', (r) => big(r.s1_id)),
+    col('s2_id', (r) => big(r.s2_id)),
+    col('cosine', (r) => r.cosine),
+    col('margin', (r) => r.margin ?? null),
+    col('probabilities', (r) => r.probabilities ?? null),
+    col('span_side', (r) => r.span?.side ?? null),
+    col('span_start', (r) => r.span?.start ?? null),
+    col('span_end', (r) => r.span?.end ?? null),
+    col('span_source', (r) => r.span?.source ?? null),
+    col('groups', (r) => r.groups ?? null),
+    col('split', (r) => r.split),
+  ];
+}
+
+/**
+ * hyparquet-writer, loaded only when Parquet is asked for: it imports a subpath ('hyparquet/src/*.js')
+ * that the test runner's TypeScript loader cannot resolve, so the CLI must not load it eagerly (plain
+ * node, dist/, resolves it fine; the Parquet test runs dist/cli.js).
+ */
+async function parquetFile(path: string): Promise<ParquetWriter> {
+  const { fileWriter, ParquetWriter } = await import('hyparquet-writer');
+  return new ParquetWriter({
+    writer: fileWriter(path),
+    schema: PARQUET_SCHEMA,
+    createdBy: 'paramine export',
+  });
+}
+
+/** One split's files: NAME.jsonl and NAME.parquet, written under temporary names and renamed at close. */
+class SplitSink {
+  count = 0;
+  private buffered: ExportRow[] = [];
+
+  private constructor(
+    readonly name: string,
+    private readonly files: Array<[string, string]>,
+    private readonly jsonl: ReturnType<typeof createWriteStream> | undefined,
+    private readonly parquet: ParquetWriter | undefined,
+  ) {}
+
+  static async open(
+    dir: string,
+    name: string,
+    formats: ReadonlyArray<'jsonl' | 'parquet'>,
+  ): Promise<SplitSink> {
+    const files: Array<[string, string]> = [];
+    const target = (ext: string) => {
+      const path = join(dir, `${name}.${ext}`);
+      files.push([`${path}.tmp`, path]);
+      return `${path}.tmp`;
+    };
+    const jsonl = formats.includes('jsonl') ? createWriteStream(target('jsonl')) : undefined;
+    const parquet = formats.includes('parquet') ? await parquetFile(target('parquet')) : undefined;
+    return new SplitSink(name, files, jsonl, parquet);
+  }
+
+  async add(row: ExportRow): Promise<void> {
+    this.count++;
+    if (this.jsonl && !this.jsonl.write(`${JSON.stringify(row)}\n`)) await once(this.jsonl, 'drain');
+    if (this.parquet) {
+      this.buffered.push(row);
+      if (this.buffered.length === ROWS_PER_GROUP) await this.flush();
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (!this.parquet || this.buffered.length === 0) return;
+    const columnData = parquetColumns(this.buffered) as Parameters<ParquetWriter['write']>[0]['columnData'];
+    await this.parquet.write({ columnData, rowGroupSize: ROWS_PER_GROUP });
+    this.buffered = [];
+  }
+
+  /** Finishes the files and returns their paths. */
+  async close(): Promise<string[]> {
+    if (this.jsonl) {
+      this.jsonl.end();
+      await once(this.jsonl, 'finish');
+    }
+    if (this.parquet) {
+      await this.flush();
+      await this.parquet.finish();
+    }
+    for (const [tmp, path] of this.files) renameSync(tmp, path);
+    return this.files.map(([, path]) => path);
+  }
+}
