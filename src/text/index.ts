@@ -7,6 +7,19 @@ export { charNgramCounts } from './charngrams.js';
 export { dedupKey } from './dedup.js';
 export type { DiffOp, DiffSpan, PairDiff } from './diff.js';
 export { pairDiff } from './diff.js';
+export {
+  BOS,
+  countTokens,
+  discountsOf,
+  EOS,
+  KneserNeyBuilder,
+  type KneserNeyInfo,
+  KneserNeyLM,
+  LmVocabulary,
+  lmTokens,
+  UNK,
+} from './kneser-ney.js';
+export { lmFromBuffer, lmToBuffer, loadLm, saveLm } from './kneser-ney-file.js';
 export { charLength, normalize } from './normalize.js';
 export { lengthRatio, lengthRatioOfLengths, plr, plrOfLengths } from './plr.js';
 export type { CharNgramTfidfJSON, PairCosineOptions } from './tfidf.js';
