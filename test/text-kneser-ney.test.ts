@@ -54,7 +54,9 @@ for (const [name, ref] of Object.entries(expected)) {
     const lm = trainLm(train, ref.order, ref.minCount);
     t.equal(lm.vocabulary.size, ref.vocabulary);
     lm.info.discounts.forEach((d, k) => {
-      d.forEach((x, i) => t.ok(Math.abs(x - ref.discounts[k]![i]!) < 1e-9, `D${i + 1} at order ${k + 1}`));
+      d.forEach((x, i) => {
+        t.ok(Math.abs(x - ref.discounts[k]![i]!) < 1e-9, `D${i + 1} at order ${k + 1}`);
+      });
     });
     test.forEach((s, i) => {
       const got = lm.sentenceLog2(lmTokens(s)).log2;

@@ -91,14 +91,14 @@ export function lmFromBuffer(buf: Buffer, where = 'model'): KneserNeyLM {
     throw bad(`bad header (${(e as Error).message.slice(0, 200)})`);
   }
   // Typed-array views need an aligned offset into their ArrayBuffer.
-  const data = buf.byteOffset % 8 === 0 ? buf : Buffer.from(buf);
+  const data = buf.byteOffset % 8 === 0 && buf.buffer instanceof ArrayBuffer ? buf : Buffer.from(buf);
   const start = align8(8 + len);
   const views = {} as Record<ArrayName, Uint32Array | Int32Array | Float32Array>;
   for (const a of header.arrays) {
     const T = TYPES[a.type];
     const at = data.byteOffset + start + a.offset;
     if (start + a.offset + a.length * 4 > data.length) throw bad(`truncated (${a.name})`);
-    views[a.name] = new T(data.buffer, at, a.length);
+    views[a.name] = new T(data.buffer as ArrayBuffer, at, a.length);
   }
   for (const name of ARRAYS) if (!views[name]) throw bad(`array ${name} missing`);
   return new KneserNeyLM({
