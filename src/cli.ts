@@ -20,6 +20,7 @@ const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [
   () => import('./server/serve-command.js'),
   () => import('./server/query-command.js'),
   () => import('./mine/command.js'),
+  () => import('./service/domain-command.js'),
   () => import('./bench/command.js'),
 ];
 for (const load of registrars) (await load()).register(program);
