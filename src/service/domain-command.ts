@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { detectScheme } from '../bench/labels.js';
 import { readPairs } from '../corpus/index.js';
 import {
   addDomain,
@@ -24,9 +23,9 @@ import { readManifest } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { formatDuration } from '../progress.js';
 import { CrossEncoder } from '../rerank/index.js';
-import { positiveProbability } from '../search/rank.js';
 import { SentenceStore } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
+import { detectScheme, positiveProbability } from '../text/labels.js';
 import { parseInput } from '../validate.js';
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -196,7 +195,7 @@ export async function fitDomain(o: {
     const sb = await sideScores(domain, b.map(idOf), b, vb);
     const probs = reranker
       ? (await reranker.score(a.map((t, i) => [t, b[i] as string] as const))).map((s) =>
-          positiveProbability(s.probabilities, reranker.labels),
+          positiveProbability(s.probabilities, reranker.positiveLabels),
         )
       : undefined;
     const examples: FitExample[] = pairs.flatMap((p, i) => {
