@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { readPairs } from '../corpus/index.js';
 import { bertScore, Encoder } from '../encode/index.js';
-import { prng } from '../indexer/sample.js';
+import { prng } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { normalize } from '../text/index.js';
 

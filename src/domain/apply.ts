@@ -98,11 +98,12 @@ export async function sideScores(
   texts: readonly string[],
   vectors?: Float32Array,
 ): Promise<SideScore[]> {
-  const out: SideScore[] = ids.map((id) =>
-    id === null || id === undefined || id >= domain.entry.count
+  const out: SideScore[] = texts.map((_, i) => {
+    const id = ids[i];
+    return id === null || id === undefined || id >= domain.entry.count
       ? { sigma: Number.NaN, weight: Number.NaN }
-      : { sigma: domain.sigma.get(id), weight: domain.weight.get(id) },
-  );
+      : { sigma: domain.sigma.get(id), weight: domain.weight.get(id) };
+  });
   const missing = out.flatMap((s, i) => (Number.isNaN(s.sigma) ? [i] : []));
   if (missing.length === 0) return out;
   const scorer = await domain.scorer();

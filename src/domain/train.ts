@@ -6,7 +6,7 @@
 import { assertReadable, readSentences } from '../corpus/index.js';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
-import { sampleIds } from '../indexer/sample.js';
+import { sampleIds } from '../index/index.js';
 import type { SentenceStore } from '../store/index.js';
 import { countTokens, KneserNeyBuilder, LmVocabulary, normalize } from '../text/index.js';
 import { fitLogistic } from './logistic.js';

@@ -3,6 +3,8 @@
  * both front ends accept exactly the same jobs.
  */
 import { z } from 'zod';
+import { domainRequestSchema } from '../domain/index.js';
+import { PARASCI_BERTSCORE_MIN } from '../search/bertscore.js';
 import { type LexicalFilter, lexicalFilterSchema } from '../search/lexical.js';
 
 export const MAX_JOB_K = 100;
@@ -15,7 +17,7 @@ export const FILTER_PRESETS: Record<'multipit' | 'paratag' | 'parasci', LexicalF
   /** ParaTag: 5 < BLEU < 20 (bleuMax is inclusive here), >= 10 characters a side, length ratio < 2.5. */
   paratag: { bleuMin: 5, bleuMax: 20, minChars: 10, lengthRatioMax: 2.5 },
   /** ParaSCI (Dong et al. 2021): PLR < 1.0; add excludeSameGroup with the paper key as well. */
-  parasci: { plrMax: 1 },
+  parasci: { plrMax: 1, bertScoreMin: PARASCI_BERTSCORE_MIN },
 };
 
 const scopeSchema = z.discriminatedUnion('kind', [
@@ -66,6 +68,8 @@ export const jobSpecSchema = z
     filter: lexicalFilterSchema.default({}),
     /** Drop pairs whose two sentences share this metadata value (ParaSCI: same paper). */
     excludeSameGroup: z.string().min(1).optional(),
+    /** Mine within a domain of the index: subsample, weighted or combined (docs/domains.md). */
+    domain: domainRequestSchema.optional(),
     /** Group accepted pairs into multi-reference sets (union-find, as MultiPIT's NMR set). */
     cluster: z.boolean().default(false),
     /** Query sentences per batch: one checkpoint each. Smaller batches interleave better with queries. */

@@ -50,6 +50,10 @@ export interface MinedPair {
   label?: string;
   probabilities?: Record<string, number>;
   lexical: LexicalMeasures;
+  /** BERTScore F1, when the job filtered on it. */
+  bertScore?: number;
+  /** With a domain: both sides' σ and weight, and the weighted / combined score. */
+  domain?: { a: { sigma: number; weight: number }; b: { sigma: number; weight: number }; score?: number };
 }
 
 type SeqKey = [string, number];

@@ -32,6 +32,13 @@ export const lexicalFilterSchema = z
     bleuMax: z.number().min(0).max(100).optional(),
     plrMax: z.number().min(0).optional(),
     lengthRatioMax: z.number().min(1).optional(),
+    /**
+     * BERTScore F1 (encoder token vectors, greedy matching) must exceed this; computed last, only for
+     * candidates every other filter kept (search/bertscore.ts). ParaSCI: > 0.7 with SciBERT.
+     */
+    bertScoreMin: z.number().min(-1).max(1).optional(),
+    /** Weight BERTScore's tokens by idf over the index's own sentences. */
+    bertScoreIdf: z.boolean().optional(),
   })
   .strict()
   .refine((f) => f.bleuMin === undefined || f.bleuMax === undefined || f.bleuMin <= f.bleuMax, {

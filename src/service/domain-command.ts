@@ -45,9 +45,9 @@ const addFlags = z.object({
 });
 
 /** The index's own encoder, checked against its manifest. */
-async function indexEncoder(index: string): Promise<Encoder> {
+async function indexEncoder(index: string, model?: string): Promise<Encoder> {
   const manifest = await readManifest(index);
-  const encoder = await Encoder.open(resolveModelDir(manifest.model.id));
+  const encoder = await Encoder.open(resolveModelDir(model ?? manifest.model.id));
   if (encoder.onnxSha256 !== manifest.model.sha256) {
     await encoder.close();
     throw new ParamineError(
@@ -172,6 +172,8 @@ export async function fitDomain(o: {
   pairs: string;
   reranker?: string | undefined;
   positive?: string[] | undefined;
+  /** The index's encoder by name or directory (default: the manifest's model id). */
+  model?: string | undefined;
 }) {
   const manifest = await readManifest(o.index);
   const identity = indexIdentity(manifest);
@@ -183,7 +185,7 @@ export async function fitDomain(o: {
     o.positive ? { positive: o.positive } : {},
   );
   const store = SentenceStore.open(`${o.index}/store`, { readOnly: true });
-  const encoder = await indexEncoder(o.index);
+  const encoder = await indexEncoder(o.index, o.model);
   const reranker = o.reranker ? await CrossEncoder.open(resolveModelDir(o.reranker, 'reranker')) : undefined;
   try {
     const a = pairs.map((p) => normalize(p.s1));
