@@ -19,6 +19,7 @@ import { Metrics } from '../src/server/metrics.js';
 import { fitDomain } from '../src/service/domain-command.js';
 import { openService, type Service } from '../src/service/index.js';
 import { mixedCorpus, scienceSentence } from './helpers/domain-corpus.js';
+import { validateResponse } from './helpers/openapi.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-domain-search-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -181,6 +182,26 @@ t.test('σ survives a restart; an unknown domain is a 404 over HTTP', async (t) 
   });
   t.equal(res.statusCode, 404);
   t.equal(res.json().code, 'NOT_FOUND');
+  // The documented shapes: candidates with both sides' σ, the domain list.
+  const ok = await app.inject({
+    method: 'POST',
+    url: '/v1/search',
+    payload: {
+      text: scienceSentence(9),
+      rerank: false,
+      filter: { bertScoreMin: 0 },
+      domain: { name: 'sci', mode: 'weighted' },
+    },
+  });
+  t.equal(ok.statusCode, 200);
+  t.ok(ok.json().results[0].candidates.length > 0);
+  validateResponse('POST', '/v1/search', 200, ok.headers['content-type'] as string, ok.body);
+  const list = await app.inject({ method: 'GET', url: '/v1/domains' });
+  validateResponse('GET', '/v1/domains', 200, list.headers['content-type'] as string, list.body);
+  t.same(
+    list.json().domains.map((d: { name: string }) => d.name),
+    ['sci'],
+  );
   const bad = await app.inject({
     method: 'POST',
     url: '/v1/search',

@@ -96,6 +96,8 @@ export interface Service {
   encoder: Embedder;
   /** The cross-encoder behind its batcher, when one is loaded. */
   reranker: PairScorer | undefined;
+  /** The index's domains (`paramine domain add`), re-read when domains.json changes. */
+  domains: Domains;
   /** The index directory and its manifest, as `GET /v1/index` shows them. */
   indexInfo(): { dir: string; manifest: ShardedIndex['manifest'] };
   /** What mining jobs run against. */
