@@ -36,7 +36,10 @@ const cpu = async (run: () => unknown) => {
 const parasci = await readPairs(join(data, 'parasci/acl/train.src'));
 const multipit = await readPairs(join(data, 'multipit/auto/train.csv'));
 const inDomain = [...new Set(parasci.map((p) => normalize(p.s1)))];
-const general = multipit.slice(0, inDomain.length).map((p) => normalize(p.s1));
+// The general sample: as many distinct MultiPIT_Auto sentences (its sources repeat, so both sides).
+const general = [
+  ...new Set(multipit.slice(0, 20000).flatMap((p) => [normalize(p.s1), normalize(p.s2)])),
+].slice(0, inDomain.length);
 let scorer: ReturnType<typeof trainMooreLewis> | undefined;
 const train = await cpu(() => {
   scorer = trainMooreLewis(inDomain, general, { order: 5, minCount: 2 });
