@@ -57,9 +57,19 @@ const inCollection = new Set(collection.map((s) => dedupKey(s)));
 const inDomain = [...new Set(lines(join(data, 'parasci/acl/train.src')))].filter(
   (s) => !inCollection.has(dedupKey(s)),
 );
+// The general sample: distinct MultiPIT_Auto sentences outside the collection, as many as the in-domain
+// ones. (A sample of the index itself, domain add's default, would here be three quarters of this small
+// collection: the general LM would have seen most sentences it scores, val pairs included.)
+const rest = (await readPairs(join(data, 'multipit/auto/train.csv'))).slice(Number(o.multipit) / 2);
+const general = [...new Set(rest.flatMap((p) => [normalize(p.s1), normalize(p.s2)]))]
+  .filter((s) => !inCollection.has(dedupKey(s)))
+  .slice(0, inDomain.length);
 writeFileSync(join(work, 'collection.txt'), `${collection.join('\n')}\n`);
 writeFileSync(join(work, 'in-domain.txt'), `${inDomain.join('\n')}\n`);
-log(`collection ${collection.length} sentences; in-domain sample ${inDomain.length}`);
+writeFileSync(join(work, 'general.txt'), `${general.join('\n')}\n`);
+log(
+  `collection ${collection.length} sentences; in-domain sample ${inDomain.length}; general ${general.length}`,
+);
 
 // 2. Index, domains.
 const index = join(work, 'index');
@@ -75,10 +85,8 @@ await buildIndex({
 });
 const buildS = (performance.now() - t0) / 1000;
 const have = await readDomains(index);
-const ml =
-  have.ml === undefined
-    ? await addDomain({ index, name: 'ml', inDomain: [join(work, 'in-domain.txt')], log })
-    : undefined;
+const inFiles = { inDomain: [join(work, 'in-domain.txt')], general: [join(work, 'general.txt')] };
+const ml = have.ml === undefined ? await addDomain({ index, name: 'ml', ...inFiles, log }) : undefined;
 const encoder = await Encoder.open(resolveModelDir(o.model as string));
 const emb =
   have.emb === undefined
@@ -187,6 +195,12 @@ const result = {
   inDomainSample: inDomain.length,
   evalPairs: evalKeys.size,
   fitPairs: { positives: fitKeys.size, negatives: negPick.length },
+  changePoint: Object.fromEntries(
+    Object.entries(await readDomains(index)).map(([n, e]) => [
+      n,
+      { shareBelow: e.changePoint.shareBelow, p50: e.quantiles.p50 },
+    ]),
+  ),
   model: o.model,
   k: Number(o.k),
   buildSeconds: buildS,
