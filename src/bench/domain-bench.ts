@@ -61,14 +61,14 @@ const inDomain = [...new Set(lines(join(data, 'parasci/acl/train.src')))].filter
 // ones. (A sample of the index itself, domain add's default, would here be three quarters of this small
 // collection: the general LM would have seen most sentences it scores, val pairs included.)
 const rest = (await readPairs(join(data, 'multipit/auto/train.csv'))).slice(Number(o.multipit) / 2);
-const general = [...new Set(rest.flatMap((p) => [normalize(p.s1), normalize(p.s2)]))]
+const generalSample = [...new Set(rest.flatMap((p) => [normalize(p.s1), normalize(p.s2)]))]
   .filter((s) => !inCollection.has(dedupKey(s)))
   .slice(0, inDomain.length);
 writeFileSync(join(work, 'collection.txt'), `${collection.join('\n')}\n`);
 writeFileSync(join(work, 'in-domain.txt'), `${inDomain.join('\n')}\n`);
-writeFileSync(join(work, 'general.txt'), `${general.join('\n')}\n`);
+writeFileSync(join(work, 'general.txt'), `${generalSample.join('\n')}\n`);
 log(
-  `collection ${collection.length} sentences; in-domain sample ${inDomain.length}; general ${general.length}`,
+  `collection ${collection.length} sentences; in-domain sample ${inDomain.length}; general ${generalSample.length}`,
 );
 
 // 2. Index, domains.
