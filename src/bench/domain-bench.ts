@@ -93,7 +93,7 @@ const emb =
     ? await addDomain({
         index,
         name: 'emb',
-        inDomain: [join(work, 'in-domain.txt')],
+        ...inFiles,
         method: 'embedding',
         encoder,
         log,
