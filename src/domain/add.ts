@@ -180,6 +180,14 @@ async function train(
   const general = fromFiles
     ? { texts: await readTexts(o.general ?? [], 'general') }
     : await sampleIndex(store, ntotal, inTexts.length, o.seed);
+  if (!fromFiles && general.texts.length > 0.05 * ntotal) {
+    // Measured (BENCHMARKS.md): a sample that is most of the index lets the general LM memorize the very
+    // sentences it scores, in-domain ones included, and σ turns against them.
+    o.log?.(
+      `warning: the general sample is ${((100 * general.texts.length) / ntotal).toFixed(0)}% of the index; ` +
+        'on an index this small give --general FILE (general text that is not in the index)',
+    );
+  }
   o.log?.(
     `training ${o.method === 'ml' ? `${o.order}-gram Kneser–Ney LMs` : 'the embedding classifier'} on ` +
       `${inTexts.length} in-domain and ${general.texts.length} general sentences`,
