@@ -184,7 +184,7 @@ function curve(pairs: Mined[]) {
     auc += precision / evalKeys.size;
     points.push([tp / evalKeys.size, precision]);
   });
-  // At most ~300 points per curve for the figure and the JSON.
+  // At most ~300 points per curve for the figure.
   const step = Math.max(1, Math.ceil(points.length / 300));
   const shown = points.filter((_, i) => i % step === 0 || i === points.length - 1);
   return { mined: ranked.length, found: tp, recall: tp / evalKeys.size, auc, points: shown };
