@@ -204,6 +204,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     vectors,
     encoder: embedder.port(false),
     reranker: scorer?.port(false),
+    domains,
     indexInfo: () => ({ dir: o.index, manifest: index.manifest }),
     jobContext,
     openJobs({ dir, dataDir, ...managerOptions }) {
