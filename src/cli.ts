@@ -22,6 +22,7 @@ const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [
   () => import('./server/query-command.js'),
   () => import('./mine/command.js'),
   () => import('./mine/export-command.js'),
+  () => import('./service/domain-command.js'),
   () => import('./bench/command.js'),
 ];
 for (const load of registrars) (await load()).register(program);

@@ -17,6 +17,7 @@ const ORDER: ReadonlyArray<readonly string[]> = [
   ['index'],
   ['store'],
   ['indexer'],
+  ['domain'],
   ['search'],
   ['rerank'],
   ['jobs', 'annotations'],

@@ -87,6 +87,8 @@ t.test('real responses match the spec', async (t) => {
   await check(t, 'GET', '/v1/sentences/999999', 404);
   await check(t, 'GET', '/v1/sentences/-1', 400);
   await check(t, 'GET', '/v1/index', 200);
+  await check(t, 'GET', '/v1/domains', 200);
+  await check(t, 'POST', '/v1/search', 404, { text: 'a test', domain: { name: 'none' } });
   await check(t, 'GET', '/healthz', 200);
   await check(t, 'GET', '/readyz', 200);
   t.match(await check(t, 'GET', '/metrics', 200), /^text\/plain/);

@@ -19,6 +19,18 @@ export interface EncoderInfo extends ModelInfo {
   pooling: Pooling;
 }
 
+/**
+ * Contextual token vectors of several texts (the graph's last hidden state before pooling), the
+ * template's special tokens left out, each vector L2-normalized: text i owns rows
+ * [offsets[i], offsets[i + 1]) of `vectors` (row-major, `dim` wide), with their vocabulary ids in `ids`.
+ */
+export interface TokenVectors {
+  dim: number;
+  offsets: Int32Array;
+  ids: Int32Array;
+  vectors: Float32Array;
+}
+
 export function checkTexts(texts: unknown): asserts texts is string[] {
   if (!Array.isArray(texts)) throw new ParamineError('BAD_INPUT', 'texts must be an array of strings');
   texts.forEach((t, i) => {
@@ -110,6 +122,54 @@ export class EncoderCore {
     const encoded = await this.rt.tokenize(texts, (t) => tok.encode(t));
     await this.rt.runAll(encoded, (batch, result) => this.pool(batch, floatOutput(result, this.output), out));
     return out;
+  }
+
+  /**
+   * Token vectors (for BERTScore). A separate path from encode(), which stays as it was: graphs whose
+   * only output is pooled cannot answer this.
+   */
+  async encodeTokens(texts: readonly string[]): Promise<TokenVectors> {
+    checkTexts(texts);
+    const name = TOKEN_OUTPUTS.find((n) => this.rt.outputNames.includes(n));
+    if (name === undefined) {
+      throw new ParamineError(
+        'BAD_CONFIG',
+        `${this.rt.modelDir.onnxFile} has no token-level output (${TOKEN_OUTPUTS.join(' or ')})`,
+      );
+    }
+    const tok = this.rt.tokenizer;
+    const encoded = await this.rt.tokenize(texts, (t) => tok.encode(t));
+    const offsets = new Int32Array(texts.length + 1);
+    const keep = encoded.map((e) => e.ids.filter((id) => !tok.isTemplateToken(id)).length);
+    for (let i = 0; i < texts.length; i++) offsets[i + 1] = offsets[i]! + keep[i]!;
+    const d = this.dim;
+    const ids = new Int32Array(offsets[texts.length]!);
+    const vectors = new Float32Array(ids.length * d);
+    await this.rt.runAll(encoded, (batch, result) => {
+      const t = floatOutput(result, name);
+      const L = batch.length;
+      batch.rows.forEach((row, k) => {
+        const e = encoded[row]!;
+        let at = offsets[row]!;
+        for (let j = 0; j < e.ids.length; j++) {
+          const id = e.ids[j]!;
+          if (tok.isTemplateToken(id)) continue;
+          const v = vectors.subarray(at * d, (at + 1) * d);
+          v.set(t.data.subarray((k * L + j) * d, (k * L + j + 1) * d));
+          l2normalize(v);
+          ids[at++] = id;
+        }
+      });
+    });
+    return { dim: d, offsets, ids, vectors };
+  }
+
+  /** Vocabulary ids of each text as the encoder tokenizes it, special tokens left out (for idf counts). */
+  async tokenIds(texts: readonly string[]): Promise<Int32Array[]> {
+    checkTexts(texts);
+    const tok = this.rt.tokenizer;
+    const encoded = await this.rt.tokenize(texts, (t) => tok.encode(t));
+    return encoded.map((e) => Int32Array.from(e.ids.filter((id) => !tok.isTemplateToken(id))));
   }
 
   /** Pools one batch's token embeddings into `out` at each row's original position. */

@@ -8,7 +8,13 @@ import type { Pooling } from '../models/dir.js';
 import { type ModelBackend, ModelHandle } from '../models/handle.js';
 import type { Embedder } from '../models/ports.js';
 import { ModelWorker, workerEntry } from '../models/worker.js';
-import { checkTexts, EncoderCore, type EncoderCoreOptions, type EncoderInfo } from './core.js';
+import {
+  checkTexts,
+  EncoderCore,
+  type EncoderCoreOptions,
+  type EncoderInfo,
+  type TokenVectors,
+} from './core.js';
 
 export interface EncoderOptions extends EncoderCoreOptions {
   /** Run in a worker thread (default true). */
@@ -17,18 +23,28 @@ export interface EncoderOptions extends EncoderCoreOptions {
 
 interface Backend extends ModelBackend<EncoderInfo> {
   encode(texts: string[]): Promise<Float32Array>;
+  encodeTokens(texts: string[]): Promise<TokenVectors>;
+  tokenIds(texts: string[]): Promise<Int32Array[]>;
 }
 
 function workerBackend(w: ModelWorker<EncoderInfo>): Backend {
   return {
     info: w.info,
     encode: (texts) => w.call<Float32Array>('encode', texts),
+    encodeTokens: (texts) => w.call<TokenVectors>('encodeTokens', texts),
+    tokenIds: (texts) => w.call<Int32Array[]>('tokenIds', texts),
     close: () => w.close(),
   };
 }
 
 function inlineBackend(core: EncoderCore): Backend {
-  return { info: core.info, encode: (texts) => core.encode(texts), close: () => core.close() };
+  return {
+    info: core.info,
+    encode: (texts) => core.encode(texts),
+    encodeTokens: (texts) => core.encodeTokens(texts),
+    tokenIds: (texts) => core.tokenIds(texts),
+    close: () => core.close(),
+  };
 }
 
 export class Encoder extends ModelHandle<EncoderInfo, Backend> implements Embedder {
@@ -57,5 +73,17 @@ export class Encoder extends ModelHandle<EncoderInfo, Backend> implements Embedd
     checkTexts(texts);
     if (texts.length === 0) return new Float32Array(0);
     return this.backend.encode(texts as string[]);
+  }
+
+  /** Contextual token vectors (special tokens left out), for BERTScore; see EncoderCore.encodeTokens. */
+  async encodeTokens(texts: readonly string[]): Promise<TokenVectors> {
+    checkTexts(texts);
+    return this.backend.encodeTokens(texts as string[]);
+  }
+
+  /** Tokenizer ids per text (special tokens left out), for document frequencies. */
+  async tokenIds(texts: readonly string[]): Promise<Int32Array[]> {
+    checkTexts(texts);
+    return this.backend.tokenIds(texts as string[]);
   }
 }

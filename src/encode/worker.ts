@@ -11,6 +11,10 @@ serveModel(
     return EncoderCore.open(dir, opts);
   },
   (core) => core.info,
-  { encode: (core, texts: string[]) => core.encode(texts) },
+  {
+    encode: (core, texts: string[]) => core.encode(texts),
+    encodeTokens: (core, texts: string[]) => core.encodeTokens(texts),
+    tokenIds: (core, texts: string[]) => core.tokenIds(texts),
+  },
   (core) => core.close(),
 );

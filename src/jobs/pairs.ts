@@ -20,6 +20,7 @@ export function searchOptionsOf(spec: JobSpec): SearchOptions {
     candidates: spec.k,
     ...(spec.nprobe === undefined ? {} : { nprobe: spec.nprobe }),
     rerank: spec.rerank !== undefined,
+    ...(spec.domain === undefined ? {} : { domain: spec.domain }),
     ...(spec.rerank?.labels && !negatives ? { labels: spec.rerank.labels } : {}),
     ...(spec.rerank?.minProbability === undefined || negatives
       ? {}

@@ -10,7 +10,7 @@ import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
 import type { AnnIndex, SearchCore } from '../search/core.js';
 import { evaluateFilter } from '../search/lexical.js';
-import type { Candidate, SearchOptions } from '../search/types.js';
+import type { Candidate, CandidateDomain, SearchOptions } from '../search/types.js';
 import type { GroupTables, SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
 import { pairKey, UnionFind } from './cluster.js';
@@ -207,6 +207,8 @@ async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Pro
         ...(c.label === undefined ? {} : { label: c.label }),
         ...(c.probabilities === undefined ? {} : { probabilities: c.probabilities }),
         lexical: c.lexical,
+        ...(c.bertScore === undefined ? {} : { bertScore: c.bertScore }),
+        ...(c.domain === undefined ? {} : { domain: pairDomain(c.domain) }),
       });
     }
   });
@@ -262,6 +264,15 @@ async function writeClusters(jobs: JobStore, job: JobRecord): Promise<JobRecord>
   const next = { ...job, clusters: clusters.length };
   await jobs.writeClusters(next, clusters);
   return next;
+}
+
+/** Both sides' σ and weight (a = the query side) and the pair's domain score, as a mined pair keeps them. */
+function pairDomain(d: CandidateDomain): NonNullable<MinedPair['domain']> {
+  return {
+    a: { sigma: d.querySigma, weight: d.queryWeight },
+    b: { sigma: d.sigma, weight: d.weight },
+    ...(d.score === undefined ? {} : { score: d.score }),
+  };
 }
 
 async function finish(jobs: JobStore, job: JobRecord, state: 'done' | 'cancelled'): Promise<JobRecord> {

@@ -3,6 +3,8 @@
  * both front ends accept exactly the same jobs.
  */
 import { z } from 'zod';
+import { domainRequestSchema } from '../domain/index.js';
+import { PARASCI_BERTSCORE_MIN, PARASCI_DEFINITIONS_BERTSCORE_MIN } from '../search/bertscore.js';
 import { type LexicalFilter, lexicalFilterSchema } from '../search/lexical.js';
 
 export const MAX_JOB_K = 100;
@@ -19,7 +21,7 @@ export const FILTER_PRESETS: Record<'multipit' | 'paratag' | 'parasci', LexicalF
    * in different sections: mine them with the `parasci-intra` preset (withinGroup paper, excludeSame
    * section), not by excluding the same paper.
    */
-  parasci: { plrMax: 1 },
+  parasci: { plrMax: 1, bertScoreMin: PARASCI_BERTSCORE_MIN },
 };
 
 export interface JobPreset {
@@ -28,11 +30,6 @@ export interface JobPreset {
   withinGroup?: string | string[];
   excludeSame?: string[];
   negatives?: boolean;
-  /**
-   * ParaSCI's BERTScore threshold (SciBERT, F1): the BERTScore filter (filter.bertScoreMin) maps it to
-   * this encoder's scale with its calibration once it is in the filter schema.
-   */
-  paperBertScore?: number;
 }
 
 /**
@@ -48,18 +45,21 @@ export const JOB_PRESETS: Record<string, JobPreset> = {
   paratag: { filter: FILTER_PRESETS.paratag },
   parasci: { filter: FILTER_PRESETS.parasci },
   'parasci-intra': {
-    filter: { plrMax: 1 },
+    // ParaSCI's BERTScore > 0.7 (SciBERT) on this encoder's scale (docs/bertscore.md).
+    filter: { plrMax: 1, bertScoreMin: PARASCI_BERTSCORE_MIN },
     minCosine: PARASCI_COSINE,
     withinGroup: 'paper',
     excludeSame: ['section'],
-    paperBertScore: 0.7,
   },
-  'parasci-definitions': { filter: { plrMax: 2 }, withinGroup: 'term', paperBertScore: 0.6 },
+  // ParaSCI's definition pairs: BERTScore > 0.6 (SciBERT) and PLR < 2.
+  'parasci-definitions': {
+    filter: { plrMax: 2, bertScoreMin: PARASCI_DEFINITIONS_BERTSCORE_MIN },
+    withinGroup: 'term',
+  },
   'parasci-citations': {
-    filter: { plrMax: 1 },
+    filter: { plrMax: 1, bertScoreMin: PARASCI_BERTSCORE_MIN },
     minCosine: PARASCI_COSINE,
     withinGroup: 'cites',
-    paperBertScore: 0.7,
   },
   'turku-negatives': { filter: {}, withinGroup: 'source', negatives: true },
 };
@@ -134,6 +134,8 @@ export const jobSpecSchema = z
     excludeSame: z.array(groupKey).min(1).max(8).optional(),
     /** The older one-key form of excludeSame (kept as an alias). */
     excludeSameGroup: groupKey.optional(),
+    /** Mine within a domain of the index: subsample, weighted or combined (docs/domains.md). */
+    domain: domainRequestSchema.optional(),
     /**
      * Sub-sentence pairs (ParaSCI): a candidate the whole-sentence filters reject is tried again with the
      * clause run of the longer sentence closest to the shorter one (best-clause); kept pairs carry `span`.

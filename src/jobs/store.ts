@@ -55,6 +55,10 @@ export interface MinedPair {
    * into that side's text, with its cosine to the other side.
    */
   span?: { side: 'a' | 'b'; start: number; end: number; cosine: number; method: string };
+  /** BERTScore F1, when the job filtered on it. */
+  bertScore?: number;
+  /** With a domain: both sides' σ and weight, and the weighted / combined score. */
+  domain?: { a: { sigma: number; weight: number }; b: { sigma: number; weight: number }; score?: number };
 }
 
 type SeqKey = [string, number];

@@ -53,6 +53,12 @@ interface MineFlags {
   charNgramMin?: number;
   charNgramMax?: number;
   filterJson?: string;
+  bertscoreMin?: number;
+  domain?: string;
+  domainMode?: string;
+  domainThreshold?: number;
+  domainTopFraction?: number;
+  domainApply?: string;
   cluster: boolean;
   range?: string;
   queries?: string;
@@ -95,6 +101,7 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
       charNgramMin: o.charNgramMin,
       charNgramMax: o.charNgramMax,
       ...(o.filterJson === undefined ? {} : parseFilterJson(o.filterJson)),
+      bertScoreMin: o.bertscoreMin,
     }),
     ...defined({
       nprobe: o.nprobe,
@@ -112,6 +119,19 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
       ? { margin: defined({ k: o.marginK, min: o.minMargin }) }
       : {}),
     ...(o.rerank ? { rerank: defined({ labels: o.labels, minProbability: o.minProbability }) } : {}),
+    ...(o.domain === undefined
+      ? {}
+      : {
+          domain: {
+            name: o.domain,
+            ...defined({
+              mode: o.domainMode as 'subsample',
+              threshold: o.domainThreshold,
+              topFraction: o.domainTopFraction,
+              apply: o.domainApply as 'both',
+            }),
+          },
+        }),
   };
   return dataDir === undefined ? { spec } : { spec, dataDir };
 }
@@ -178,6 +198,16 @@ export function register(program: Command): void {
       false,
     )
     .option('--exact-max <n>', 'groups up to this size are searched exactly, larger ones via the index', num)
+    .option('--bertscore-min <x>', 'BERTScore F1 above this (token vectors of the encoder)', num)
+    .option('--domain <name>', 'mine within a domain of the index (paramine domain add)')
+    .option('--domain-mode <mode>', 'subsample, weighted or combined', 'subsample')
+    .option(
+      '--domain-threshold <sigma>',
+      'keep sentences with σ below this (default: the change point 0)',
+      num,
+    )
+    .option('--domain-top-fraction <f>', 'keep the most in-domain fraction of the index instead', num)
+    .option('--domain-apply <side>', 'subsample queries, candidates or both', 'both')
     .option('--cluster', 'group accepted pairs into multi-reference sets', false)
     .option('--range <start:end>', 'mine only these ids as queries')
     .option('--queries <file>', 'query sentences from a corpus file instead of the index itself')

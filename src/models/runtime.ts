@@ -53,6 +53,8 @@ export class TextTokenizer {
   private readonly unkId: number;
   private readonly specialSingle: number;
   private readonly specialPair: number;
+  /** Ids the template adds around a text ([CLS], [SEP], …) and the padding id. */
+  private readonly templateIds: ReadonlySet<number>;
 
   constructor(md: Pick<ModelDir, 'tokenizerJson' | 'tokenizerConfig' | 'maxLength' | 'dir'>) {
     try {
@@ -71,6 +73,12 @@ export class TextTokenizer {
     this.padId = this.addedIds.get(padName) ?? this.tok.token_to_id(padName) ?? 0;
     this.specialSingle = this.template([], null).ids.length;
     this.specialPair = this.template([], []).ids.length;
+    this.templateIds = new Set([...this.template([], null).ids, this.padId]);
+  }
+
+  /** Whether an id is one the template adds (not a piece of the text). */
+  isTemplateToken(id: number): boolean {
+    return this.templateIds.has(id);
   }
 
   private toId(t: string): number {

@@ -97,6 +97,7 @@ interface NativeBinding {
   readIndex(path: string, options: { mmap: boolean }): Promise<NativeIndex>;
   setNumThreads(n: number, blas?: number): void;
   getNumThreads(): ThreadCounts;
+  mapFile?(path: string): ArrayBuffer;
   readonly MAX_K: number;
   readonly MAX_BASE_K: number;
   readonly faissVersion: string;
@@ -198,6 +199,25 @@ export function setNumThreads(n: number, blas?: number): void {
 
 export function getNumThreads(): ThreadCounts {
   return load().getNumThreads();
+}
+
+/**
+ * The whole file as an ArrayBuffer over a private read-only memory map (mmap.cc), or undefined when the
+ * addon is not built or predates mapFile (callers then read the file instead).
+ */
+export function mapFile(path: string): ArrayBuffer | undefined {
+  let b: NativeBinding;
+  try {
+    b = load();
+  } catch {
+    return undefined;
+  }
+  if (b.mapFile === undefined) return undefined;
+  try {
+    return b.mapFile(path);
+  } catch (e) {
+    throw toParamineError(e);
+  }
 }
 
 /** One FAISS index. Create with createIndex() or readIndex(). */

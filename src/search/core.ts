@@ -4,10 +4,13 @@
  * filters -> cross-encoder rerank -> label filters -> top k. Its models come in through the ports
  * (`Embedder`, `PairScorer`); callers see what they need of them (labels, dim, metric), not the parts.
  */
+import type { Domains } from '../domain/index.js';
+import type { IdfWeights } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { Embedder, PairScore, PairScorer } from '../models/ports.js';
 import type { SentenceStore } from '../store/index.js';
 import { normalize, pairDiff } from '../text/index.js';
+import { bertScoreFilter, type TokenEncoder } from './bertscore.js';
 import {
   type Hit,
   hitRows,
@@ -16,9 +19,10 @@ import {
   type QueryContext,
   recordsOf,
 } from './candidates.js';
+import { attachDomain, orderByDomain, type QueryDomain, queryDomain, withDomainKeep } from './domain.js';
 import { filterNeedsProbabilities } from './lexical.js';
 import { finalCandidates, rerankRows } from './rank.js';
-import type { QueryResult, SearchOptions, SearchResponse } from './types.js';
+import type { Candidate, QueryResult, SearchOptions, SearchResponse } from './types.js';
 
 export { cosineOf, type QueryContext } from './candidates.js';
 
@@ -39,6 +43,12 @@ export interface CoreParts {
   index: AnnIndex;
   store: SentenceStore;
   reranker?: PairScorer | undefined;
+  /** The index's domains (requests with `domain`). */
+  domains?: Domains | undefined;
+  /** Contextual token vectors for the BERTScore filter (the encoder itself, unbatched). */
+  tokens?: TokenEncoder | undefined;
+  /** idf weights over the index's sentences, computed on first use (filter.bertScoreIdf). */
+  idf?: (() => Promise<IdfWeights>) | undefined;
   /** Observability hook. */
   onStage?: (stage: Stage, ms: number) => void;
 }
@@ -137,24 +147,35 @@ export class SearchCore {
     // One extra neighbour per excluded id or duplicate: the query itself is usually the first hit.
     const fetch = depth + (options.excludeDuplicates || context.excludeIds ? 1 : 0);
     const nprobe = options.nprobe === undefined ? {} : { nprobe: options.nprobe };
-    const ann = context.hits
-      ? { value: undefined, ms: 0 }
-      : await this.#timed('search', () => this.#parts.index.search(vectors, fetch, nprobe));
-    const rows: ReadonlyArray<readonly Hit[]> = ann.value
-      ? hitRows(ann.value, queries.length, fetch, this.#parts.index.metric)
-      : (context.hits ?? []);
+    const qd = options.domain
+      ? await queryDomain(
+          this.#parts.domains,
+          options.domain,
+          reranker !== undefined,
+          queries,
+          context.excludeIds ?? [],
+          vectors,
+        )
+      : undefined;
+    const ctx = qd ? withDomainKeep(context, qd) : context;
+    const ann = await this.#neighbours(vectors, queries.length, fetch, nprobe, context.hits, qd);
+    const rows = ann.rows;
     const byId = await recordsOf(this.#parts.store, rows);
     const kept = rows.map((row, q) =>
-      keptCandidates(q, queries[q] as string, row, byId, depth, options, context),
+      keptCandidates(q, queries[q] as string, row, byId, depth, options, ctx),
     );
+    if (qd) attachDomain(kept, qd);
+    if (options.filter.bertScoreMin !== undefined) await this.#bertScore(kept, queries, options);
     const rerankMs = reranker
       ? (await this.#timed('rerank', () => rerankRows(reranker, queries, kept, signal))).ms
       : 0;
+    if (qd) orderByDomain(kept, qd, reranker?.positiveLabels ?? []);
     const results = kept.map((row, q) => ({
       query: queries[q] as string,
       candidates: finalCandidates(queries[q] as string, row, options).map((c) =>
         options.diff ? { ...c, diff: pairDiff(queries[q] as string, c.text) } : c,
       ),
+      ...(qd ? { domain: qd.queries[q] } : {}),
     }));
     return { results, searchMs: ann.ms, rerankMs };
   }
@@ -170,6 +191,42 @@ export class SearchCore {
     );
   }
 
+  async #bertScore(rows: Candidate[][], queries: readonly string[], options: SearchOptions): Promise<void> {
+    const { tokens, idf } = this.#parts;
+    if (tokens === undefined) {
+      throw new ParamineError('UNAVAILABLE', "the BERTScore filter needs the encoder's token vectors", {
+        field: 'filter.bertScoreMin',
+      });
+    }
+    const weights = options.filter.bertScoreIdf && idf ? await idf() : undefined;
+    await bertScoreFilter(rows, queries, tokens, options.filter.bertScoreMin as number, weights);
+  }
+
+  /**
+   * ANN rows per query. A scoped job brings its own (context.hits); queries that domain subsampling drops
+   * are not searched at all and get no row.
+   */
+  async #neighbours(
+    vectors: Float32Array,
+    n: number,
+    fetch: number,
+    nprobe: { nprobe?: number },
+    hits: ReadonlyArray<readonly Hit[]> | undefined,
+    qd: QueryDomain | undefined,
+  ): Promise<{ rows: ReadonlyArray<readonly Hit[]>; ms: number }> {
+    const live = qd?.queries.flatMap((s, q) => (s.kept ? [q] : []));
+    if (hits) return { rows: qd ? hits.map((r, q) => (qd.queries[q]?.kept ? r : [])) : hits, ms: 0 };
+    const dim = this.#parts.index.dim;
+    const searched = live && live.length < n ? gatherRows(vectors, live, dim) : vectors;
+    const ann = await this.#timed('search', () =>
+      searched.length === 0
+        ? Promise.resolve({ distances: new Float32Array(0), ids: new BigInt64Array(0) })
+        : this.#parts.index.search(searched, fetch, nprobe),
+    );
+    const found = hitRows(ann.value, searched.length / dim, fetch, this.#parts.index.metric);
+    return { rows: searched === vectors ? found : spreadRows(found, live ?? [], n), ms: ann.ms };
+  }
+
   async #timed<T>(stage: Stage, run: () => Promise<T>): Promise<{ value: T; ms: number }> {
     const t0 = performance.now();
     const value = await run();
@@ -177,4 +234,21 @@ export class SearchCore {
     this.#parts.onStage?.(stage, ms);
     return { value, ms };
   }
+}
+
+function gatherRows(vectors: Float32Array, rows: readonly number[], dim: number): Float32Array {
+  const out = new Float32Array(rows.length * dim);
+  rows.forEach((r, k) => {
+    out.set(vectors.subarray(r * dim, (r + 1) * dim), k * dim);
+  });
+  return out;
+}
+
+/** Hit rows of the searched queries back at their positions; the others get none. */
+function spreadRows<T>(found: T[][], live: readonly number[], n: number): T[][] {
+  const rows: T[][] = Array.from({ length: n }, () => []);
+  live.forEach((q, k) => {
+    rows[q] = found[k] ?? [];
+  });
+  return rows;
 }

@@ -38,6 +38,9 @@ export interface LexicalFilter {
   /** The cross-encoder's probability of any label (not only the predicted one): at least min, below max. */
   probabilityMin?: Record<string, number> | undefined;
   probabilityMax?: Record<string, number> | undefined;
+  /** BERTScore F1 above this (top-level filter only: computed last, see search/bertscore.ts). */
+  bertScoreMin?: number | undefined;
+  bertScoreIdf?: boolean | undefined;
   anyOf?: LexicalFilter[] | undefined;
 }
 
@@ -58,6 +61,13 @@ const filterObject = z
     get anyOf() {
       return z.array(lexicalFilterSchema).min(1).max(16).optional();
     },
+    /**
+     * BERTScore F1 (encoder token vectors, greedy matching) must exceed this; computed last, only for
+     * candidates every other filter kept (search/bertscore.ts). ParaSCI: > 0.7 with SciBERT.
+     */
+    bertScoreMin: z.number().min(-1).max(1).optional(),
+    /** Weight BERTScore's tokens by idf over the index's own sentences. */
+    bertScoreIdf: z.boolean().optional(),
   })
   .strict();
 

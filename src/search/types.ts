@@ -1,5 +1,6 @@
 /** Shapes of the one search + rerank core that the server, the job runner and the benchmark share. */
 import { z } from 'zod';
+import { domainRequestSchema } from '../domain/index.js';
 import type { Meta } from '../store/index.js';
 import type { PairDiff } from '../text/index.js';
 import { type LexicalMeasures, lexicalFilterSchema } from './lexical.js';
@@ -25,6 +26,8 @@ export const searchOptionsSchema = z
     excludeDuplicates: z.boolean().default(true),
     /** Give each candidate the word-level diff of the query and its text. */
     diff: z.boolean().optional(),
+    /** Restrict to, weight by, or score with a domain of the index (see docs/domains.md). */
+    domain: domainRequestSchema.optional(),
   })
   .strict();
 export type SearchOptionsInput = z.input<typeof searchOptionsSchema>;
@@ -41,14 +44,28 @@ export interface Candidate {
   label?: string;
   probabilities?: Record<string, number>;
   lexical: LexicalMeasures;
+  /** BERTScore F1 with the query, when filter.bertScoreMin asked for it. */
+  bertScore?: number;
+  /** With a domain: both sides' σ and weight, and the weighted / combined score that orders the row. */
+  domain?: CandidateDomain;
   meta?: Meta;
   /** With `diff: true`: query (a) against this candidate (b). */
   diff?: PairDiff;
 }
 
+export interface CandidateDomain {
+  sigma: number;
+  weight: number;
+  querySigma: number;
+  queryWeight: number;
+  score?: number;
+}
+
 export interface QueryResult {
   query: string;
   candidates: Candidate[];
+  /** With a domain: the query's σ and weight, and whether subsampling kept it (no candidates if not). */
+  domain?: { sigma: number; weight: number; kept: boolean };
 }
 
 export interface Timings {

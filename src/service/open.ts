@@ -7,11 +7,13 @@
  */
 import { basename, join, resolve } from 'node:path';
 import { AnnotationStore } from '../annotations/index.js';
-import { type Embedder, Encoder } from '../encode/index.js';
+import { Domains, indexIdentity } from '../domain/index.js';
+import { type Embedder, Encoder, type IdfWeights } from '../encode/index.js';
 import { readManifest, ShardedIndex, VectorFile } from '../index/index.js';
 import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
+import { indexIdf } from '../search/bertscore.js';
 import { SearchCore, type Stage } from '../search/core.js';
 import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
@@ -94,6 +96,8 @@ export interface Service {
   encoder: Embedder;
   /** The cross-encoder behind its batcher, when one is loaded. */
   reranker: PairScorer | undefined;
+  /** The index's domains (`paramine domain add`), re-read when domains.json changes. */
+  domains: Domains;
   /** The index directory and its manifest, as `GET /v1/index` shows them. */
   indexInfo(): { dir: string; manifest: ShardedIndex['manifest'] };
   /** What mining jobs run against. */
@@ -154,12 +158,21 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   const hooks = o.hooks ?? {};
   const embedder = new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, hooks));
   const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
+  const identity = indexIdentity(manifest);
+  const domains = new Domains(o.index, identity);
+  let idf: Promise<IdfWeights> | undefined;
   const core = (unbounded: boolean) =>
     new SearchCore({
       encoder: embedder.port(unbounded),
       index,
       store,
       reranker: scorer?.port(unbounded),
+      domains,
+      tokens: encoder,
+      idf: () => {
+        idf ??= indexIdf(store, index.ntotal, encoder);
+        return idf;
+      },
       onStage: hooks.onStage,
     });
   const interactive = core(false);
@@ -180,7 +193,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     index: {
       name: basename(resolve(o.index)),
       // A rebuilt index under the same name is another index: its jobs do not resume on it.
-      identity: `${manifest.model.sha256}:${manifest.createdAt}:${index.ntotal}`,
+      identity,
       ntotal: index.ntotal,
     },
     dataDir,
@@ -194,6 +207,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     vectors,
     encoder: embedder.port(false),
     reranker: scorer?.port(false),
+    domains,
     indexInfo: () => ({ dir: o.index, manifest: index.manifest }),
     jobContext,
     openJobs({ dir, dataDir, ...managerOptions }) {

@@ -11,6 +11,19 @@ export type { DefinitionMatch } from './definitions.js';
 export { DEFINITION_TAGGER_VERSION, definitionOf, termKey } from './definitions.js';
 export type { DiffOp, DiffSpan, PairDiff } from './diff.js';
 export { pairDiff } from './diff.js';
+export {
+  BOS,
+  countTokens,
+  discountsOf,
+  EOS,
+  KneserNeyBuilder,
+  type KneserNeyInfo,
+  KneserNeyLM,
+  LmVocabulary,
+  lmTokens,
+  UNK,
+} from './kneser-ney.js';
+export { lmFromBuffer, lmToBuffer, loadLm, saveLm } from './kneser-ney-file.js';
 export { charLength, normalize } from './normalize.js';
 export { lengthRatio, lengthRatioOfLengths, plr, plrOfLengths } from './plr.js';
 export type { SentenceTagger } from './taggers.js';

@@ -25,6 +25,21 @@ export const infoRoutes: RoutePlugin = async (app, { ctx, auth }) => {
 
   app.get('/v1/index', async () => ({ ...service.indexInfo(), sentences: service.store.count }));
 
+  // What the web page's domain filter offers: every domain with its σ distribution and fit, if any.
+  app.get('/v1/domains', async () => ({
+    domains: (await service.domains.list()).map((e) => ({
+      name: e.name,
+      method: e.method,
+      unit: e.unit,
+      count: e.count,
+      current: e.index === service.domains.identity,
+      changePoint: e.changePoint,
+      quantiles: e.quantiles,
+      combined: e.combined ? { features: e.combined.features, weights: e.combined.weights } : null,
+      createdAt: e.createdAt,
+    })),
+  }));
+
   let spec: string | undefined;
   app.get('/openapi.yaml', async (_req, reply) => {
     spec ??= await readFile(OPENAPI, 'utf8');
