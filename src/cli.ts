@@ -21,6 +21,7 @@ const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [
   () => import('./server/query-command.js'),
   () => import('./mine/command.js'),
   () => import('./bench/command.js'),
+  () => import('./bench/pairs-command.js'),
 ];
 for (const load of registrars) (await load()).register(program);
 
