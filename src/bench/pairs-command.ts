@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { readPairs } from '../corpus/pairs.js';
 import { parseInput } from '../validate.js';
-import { detectScheme } from './labels.js';
+import { detectScheme } from '../text/labels.js';
 
 const dumpSchema = z.object({
   positive: z.array(z.string()).optional(),
