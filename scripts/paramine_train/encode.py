@@ -50,6 +50,8 @@ def ort_session(path: Path, threads: int):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
+    # no busy-waiting between ops: on 2 cores shared with other work, spinning threads only steal time
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
