@@ -46,13 +46,24 @@ def build(pairs, distractors: list[str], model_dir: Path, onnx: Path | None, cac
     them or null. Sentences are deduplicated by normalized text, as paramine's store does."""
     import numpy as np
 
-    texts, index = [], {}
-    for s in [x for p in pairs for x in (p.s1, p.s2)] + distractors:
-        key = norm_key(s)
-        if key and key not in index:
-            index[key] = len(texts)
-            texts.append(s)
-    vec = embed(texts, model_dir, onnx, cache, threads)
+    def distinct(sents):
+        seen, out = set(), []
+        for x in sents:
+            key = norm_key(x)
+            if key and key not in seen:
+                seen.add(key)
+                out.append(x)
+        return out
+
+    # distractors and pairs are embedded (and cached) apart: tasks of one domain share the distractors' vectors
+    own = distinct([x for p in pairs for x in (p.s1, p.s2)])
+    dis = distinct(distractors)
+    own_keys = {norm_key(x) for x in own}
+    keep = [i for i, x in enumerate(dis) if norm_key(x) not in own_keys]
+    texts = own + [dis[i] for i in keep]
+    vec = np.concatenate([embed(own, model_dir, onnx, cache, threads),
+                          embed(dis, model_dir, onnx, cache, threads)[keep]])
+    index = {norm_key(x): i for i, x in enumerate(texts)}
     queries = [p for p in pairs if p.label == 1 and norm_key(p.s1) != norm_key(p.s2)]
     out = []
     for b in range(0, len(queries), 256):

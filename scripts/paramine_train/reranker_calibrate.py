@@ -34,18 +34,24 @@ def calibrate_args(ap):
                     help="calibrate: the bi-encoder whose cosines the calibration combines (the service default)")
     ap.add_argument("--calibrate-k", type=int, default=20, help="calibrate: candidates per query (rerank depth)")
     ap.add_argument("--calibrate-fit-queries", type=int, default=1000, help="calibrate: fit queries (seeded sample)")
-    ap.add_argument("--calibrate-tweets", type=int, default=20000,
+    ap.add_argument("--calibrate-tweets", type=int, default=10000,
                     help="calibrate: MultiPIT_Auto train sentences among the tweet distractors")
+    ap.add_argument("--calibrate-science", type=int, default=0,
+                    help="calibrate: at most this many science distractor sentences (seeded sample; 0: all)")
+    ap.add_argument("--calibrate-eval-queries", type=int, default=0,
+                    help="calibrate: at most this many queries per evaluation set (seeded sample; 0: all)")
 
 
-def distractors(data: Path, domain: str, n_tweets: int, seed: int) -> list[str]:
+def distractors(data: Path, domain: str, args) -> list[str]:
     if domain == "science":
         ps = read_source(data, "parasci-acl") + read_source(data, "parasci-arxiv-val")
-        return [s for p in ps for s in (p.s1, p.s2)]
+        sci = sorted({s for p in ps for s in (p.s1, p.s2)})
+        random.Random(args.seed).shuffle(sci)
+        return sci[: args.calibrate_science or None]
     auto = [s for p in read_source(data, "multipit-auto") for s in (p.s1, p.s2)]
     auto = sorted(set(auto))
-    random.Random(seed).shuffle(auto)
-    return [s for p in read_source(data, "multipit-expert") for s in (p.s1, p.s2)] + auto[:n_tweets]
+    random.Random(args.seed).shuffle(auto)
+    return [s for p in read_source(data, "multipit-expert") for s in (p.s1, p.s2)] + auto[: args.calibrate_tweets]
 
 
 def onnx_of(model_dir: Path) -> Path:
@@ -62,17 +68,21 @@ def task_candidates(args, name: str, work: Path) -> list[dict]:
     source, domain = TASKS[name]
     data, enc = Path(args.data), Path(args.calibrate_encoder)
     pairs = read_source(data, source)
-    rows, n = candidates.build(pairs, distractors(data, domain, args.calibrate_tweets, args.seed), enc, onnx_of(enc),
+    rows, n = candidates.build(pairs, distractors(data, domain, args), enc, onnx_of(enc),
                                work / "embeddings", args.calibrate_k, args.threads)
     candidates.save(path, rows, {"task": name, "encoder": str(enc), "corpus": n, "k": args.calibrate_k})
     return rows
 
 
+def sample(rows: list[dict], n: int, seed: int) -> list[dict]:
+    return random.Random(seed).sample(rows, n) if 0 < n < len(rows) else rows
+
+
 def run(args, out: Path) -> dict:
     work = Path(args.work) / "calibrate"
     fit_rows = task_candidates(args, FIT, work)
-    fit_rows = random.Random(args.seed).sample(fit_rows, min(len(fit_rows), args.calibrate_fit_queries))
-    evals = {n: task_candidates(args, n, work) for n in TASKS if n != FIT}
+    fit_rows = sample(fit_rows, args.calibrate_fit_queries, args.seed)
+    evals = {n: sample(task_candidates(args, n, work), args.calibrate_eval_queries, args.seed) for n in TASKS if n != FIT}
     scores = calibrate.score_candidates(out, fit_rows + [r for rows in evals.values() for r in rows], args.threads)
     xs, ys = [], []
     for r in fit_rows:

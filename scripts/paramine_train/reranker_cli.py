@@ -13,7 +13,7 @@ from .reranker_calibrate import calibrate_args
 HYPER = ["seed", "epochs", "batch", "lr", "warmup", "weight_decay", "max_len", "expert_repeat", "n_auto", "n_parasci",
          "n_mrpc_mined", "auto_pool", "parasci_pool", "mine_topk", "mine_pick", "mine_margin", "mrpc_heldout", "opset",
          "threads", "int8_tolerance", "max_steps", "max_minutes", "base", "mine_encoder", "task", "turku_heldout",
-         "teacher", "distill_pairs", "distill_limit"]
+         "teacher", "distill_pairs", "distill_limit", "out", "work"]
 
 
 def parser() -> argparse.ArgumentParser:
