@@ -61,13 +61,28 @@ def apply(cal: dict, p_ce: float, cos: float) -> float:
     return 1 / (1 + math.exp(-z))
 
 
-def fit(xs: list[list[float]], ys: list[int], c: float = 1.0) -> dict:
-    """Logistic regression on [logit(P_ce), cosine] -> label (L2, C = c)."""
+def fit_ranking(rows: list[dict], scores: dict, alphas=(0, 0.25, 0.5, 1, 2, 4, 8, 16, 32)) -> dict:
+    """A calibration that keeps both inputs pointing the same way: the direction z = logit(P) + a * cosine with
+    a >= 0 that ranks the fit queries best (MRR@K), then a one-feature logistic regression z -> gold for the scale
+    and bias, so p = sigmoid(w * z + b) with w_logit = w, w_cosine = w * a. (A free two-feature regression on
+    gold labels can give cosine a negative weight: within the top K, near-restatements that are not the gold
+    sit at the highest cosines.)"""
+    def mrr(a):
+        return ranking(rows, scores, lambda p, c: features(p, c)[0] + a * c)["mrr"]
+
+    best = max(alphas, key=mrr)
+    xs, ys = [], []
+    for r in rows:
+        for i, c in enumerate(r["cands"]):
+            f = features(scores[(r["query"], c["text"])], c["cos"])
+            xs.append([f[0] + best * f[1]])
+            ys.append(int(r["gold_rank"] == i + 1))
     from sklearn.linear_model import LogisticRegression
 
-    m = LogisticRegression(C=c, max_iter=1000).fit(xs, ys)
-    return {"w_logit": round(float(m.coef_[0][0]), 6), "w_cosine": round(float(m.coef_[0][1]), 6),
-            "bias": round(float(m.intercept_[0]), 6)}
+    m = LogisticRegression(max_iter=1000).fit(xs, ys)
+    w = float(m.coef_[0][0])
+    return {"w_logit": round(w, 6), "w_cosine": round(w * best, 6), "bias": round(float(m.intercept_[0]), 6),
+            "alpha": best, "fit_mrr_by_alpha": {str(a): mrr(a) for a in alphas}}
 
 
 def ranking(rows: list[dict], scores: dict, key) -> dict:
@@ -88,10 +103,25 @@ def ranking(rows: list[dict], scores: dict, key) -> dict:
     return {"queries": len(rows), "top1": round(top1 / n, 4), "top10": round(top10 / n, 4), "mrr": round(rr / n, 4)}
 
 
-def score_candidates(model_dir: Path, rows: list[dict], threads: int) -> dict:
+def score_candidates(model_dir: Path, rows: list[dict], threads: int, cache: Path | None = None) -> dict:
+    """P(positive) of every (query, candidate) pair; cached in `cache` (JSON lines) per model graph sha256."""
+    from .common import sha256
+
     pairs = sorted({(r["query"], c["text"]) for r in rows for c in r["cands"]})
-    log(f"scoring {len(pairs)} candidate pairs with {model_dir}")
-    return dict(zip(pairs, score_pairs(model_dir, pairs, threads)))
+    path = cache / f"scores-{sha256(Path(model_dir) / 'model.onnx')[:16]}.jsonl" if cache else None
+    known = {}
+    if path and path.exists():
+        for line in open(path, encoding="utf-8"):
+            x = json.loads(line)
+            known[(x["q"], x["c"])] = x["p"]
+    todo = [p for p in pairs if p not in known]
+    log(f"scoring {len(todo)} candidate pairs with {model_dir} ({len(pairs) - len(todo)} cached)")
+    new = dict(zip(todo, score_pairs(model_dir, todo, threads))) if todo else {}
+    if path and new:
+        with open(path, "a", encoding="utf-8") as f:
+            for (q, c), p in new.items():
+                f.write(json.dumps({"q": q, "c": c, "p": p}, ensure_ascii=False) + "\n")
+    return {**known, **new}
 
 
 def compare(rows: list[dict], scores: dict, cal: dict | None) -> dict:

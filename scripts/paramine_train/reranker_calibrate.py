@@ -83,13 +83,9 @@ def run(args, out: Path) -> dict:
     fit_rows = task_candidates(args, FIT, work)
     fit_rows = sample(fit_rows, args.calibrate_fit_queries, args.seed)
     evals = {n: sample(task_candidates(args, n, work), args.calibrate_eval_queries, args.seed) for n in TASKS if n != FIT}
-    scores = calibrate.score_candidates(out, fit_rows + [r for rows in evals.values() for r in rows], args.threads)
-    xs, ys = [], []
-    for r in fit_rows:
-        for i, c in enumerate(r["cands"]):
-            xs.append(calibrate.features(scores[(r["query"], c["text"])], c["cos"]))
-            ys.append(int(r["gold_rank"] == i + 1))
-    cal = calibrate.fit(xs, ys)
+    scores = calibrate.score_candidates(out, fit_rows + [r for rows in evals.values() for r in rows], args.threads,
+                                        work)
+    cal = calibrate.fit_ranking(fit_rows, scores)
     cal = {"method": "logistic", "features": ["logit_p_positive", "cosine"], **cal,
            "encoder": Path(args.calibrate_encoder).name, "fitted_on": f"{FIT} rerank candidates (top {args.calibrate_k}, "
            f"{len(fit_rows)} queries, label = the gold paraphrase)"}

@@ -10,8 +10,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readPairs } from '../corpus/pairs.js';
-import { parseInput } from '../validate.js';
 import { detectScheme } from '../text/labels.js';
+import { parseInput } from '../validate.js';
 
 const dumpSchema = z.object({
   positive: z.array(z.string()).optional(),
