@@ -2,8 +2,13 @@
  * The rerank calibration (config.json's paramine.calibration): the combined probability, and how a score's
  * label probabilities are rescaled so that ordering, label filters and minProbability see the calibrated value.
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
-import { calibrated, rescaled } from '../src/search/rank.js';
+import { CrossEncoder } from '../src/rerank/index.js';
+import { calibrated, rerankRows, rescaled } from '../src/search/rank.js';
+import type { Candidate } from '../src/search/types.js';
 
 const cal = { w_logit: 0.5, w_cosine: 8, bias: -6 };
 
@@ -49,3 +54,34 @@ t.test('rescaled: positives share p in proportion, the rest 1 - p; the label fol
   const zero = rescaled({ label: '0', probabilities: { '0': 1, '1': 0 } }, ['1'], 0.6);
   t.same(zero, { label: '1', probabilities: { '0': 0.4, '1': 0.6 } }, 'a zero side gets its mass evenly');
 });
+
+t.test(
+  'a cross-encoder reads paramine.calibration from config.json; rerankRows ranks by the calibrated value',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'paramine-cal-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    cpSync('test/fixtures/tiny-turku', dir, { recursive: true });
+    const cfgPath = join(dir, 'config.json');
+    const cfg = JSON.parse(readFileSync(cfgPath, 'utf8'));
+    // cosine alone decides: the model's own probabilities barely count
+    cfg.paramine = { label_scheme: 'turku', calibration: { w_logit: 1e-6, w_cosine: 50, bias: -25 } };
+    writeFileSync(cfgPath, JSON.stringify(cfg));
+    const ce = await CrossEncoder.open(dir, { worker: false });
+    t.teardown(() => ce.close());
+    t.same(ce.calibration, { w_logit: 1e-6, w_cosine: 50, bias: -25 });
+    const row = [0.2, 0.9, 0.5].map(
+      (cosine, i) => ({ id: i, text: `candidate ${i}`, cosine, annRank: i + 1 }) as unknown as Candidate,
+    );
+    await rerankRows(ce, ['a query'], [row]);
+    t.same(
+      row.map((c) => c.cosine),
+      [0.9, 0.5, 0.2],
+      'ordered by the calibrated probability',
+    );
+    const pos = (c: Candidate) => ce.positiveLabels.reduce((a, l) => a + (c.probabilities?.[l] ?? 0), 0);
+    t.ok(
+      Math.abs(pos(row[0] as Candidate) - 1 / (1 + Math.exp(-(50 * 0.9 - 25)))) < 1e-3,
+      'reported as P(paraphrase)',
+    );
+  },
+);
