@@ -24,6 +24,7 @@ const registrars: Array<() => Promise<{ register: (p: Command) => void }>> = [
   () => import('./mine/export-command.js'),
   () => import('./service/domain-command.js'),
   () => import('./bench/command.js'),
+  () => import('./bench/pairs-command.js'),
 ];
 for (const load of registrars) (await load()).register(program);
 

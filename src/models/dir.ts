@@ -20,6 +20,15 @@ export const ConfigSchema = z.looseObject({
     .looseObject({
       label_scheme: z.enum(['binary', 'turku']).optional(),
       positive_labels: z.array(z.string().min(1)).min(1).optional(),
+      /** Rerank calibration with the bi-encoder's cosine (scripts/paramine_train/calibrate.py). */
+      calibration: z
+        .looseObject({
+          w_logit: z.number(),
+          w_cosine: z.number(),
+          bias: z.number(),
+          encoder: z.string().optional(),
+        })
+        .optional(),
     })
     .optional(),
 });

@@ -26,11 +26,25 @@ export interface PairScore {
 
 export type Pair = readonly [string, string];
 
+/**
+ * config.json's `paramine.calibration`: the rerank order and the reported paraphrase probability become
+ * sigmoid(w_logit * logit(P(paraphrase)) + w_cosine * cosine + bias), fitted by the training script for the
+ * bi-encoder named by `encoder`.
+ */
+export interface Calibration {
+  w_logit: number;
+  w_cosine: number;
+  bias: number;
+  encoder?: string | undefined;
+}
+
 export interface PairScorer {
   /** Label names in class-id order. */
   readonly labels: readonly string[];
   /** The labels that mean "paraphrase" (config.json's `paramine.positive_labels`, else guessed). */
   readonly positiveLabels: readonly string[];
+  /** How to combine P(paraphrase) with the bi-encoder cosine when ranking (wrappers must pass it on). */
+  readonly calibration?: Calibration | undefined;
   /** One score per pair, in order. The signal works as for `Embedder.encode`. */
   score(pairs: readonly Pair[], signal?: AbortSignal): Promise<PairScore[]>;
   /** Batched ports only: throws OVERLOADED at once when `n` more pairs would be refused now. */

@@ -8,7 +8,7 @@
 import { ParamineError } from '../errors.js';
 import { labelsOf } from '../models/dir.js';
 import type { ModelInfo } from '../models/handle.js';
-import type { Pair, PairScore } from '../models/ports.js';
+import type { Calibration, Pair, PairScore } from '../models/ports.js';
 import { type Batch, floatOutput, ModelRuntime, type RuntimeOptions } from '../models/runtime.js';
 import { positiveLabelsOf } from '../text/labels.js';
 
@@ -18,6 +18,8 @@ export interface CrossEncoderInfo extends ModelInfo {
   labels: string[];
   /** The labels that mean "paraphrase": config.json's `paramine.positive_labels`, else guessed from names. */
   positiveLabels: string[];
+  /** config.json's `paramine.calibration`, when the training script wrote one. */
+  calibration?: Calibration | undefined;
 }
 
 export type { Pair, PairScore };
@@ -101,6 +103,7 @@ export class CrossEncoderCore {
     return {
       labels: [...this.labels],
       positiveLabels: [...this.positiveLabels],
+      calibration: this.rt.modelDir.config.paramine?.calibration,
       modelId: this.modelId,
       onnxSha256: this.onnxSha256,
       onnxFile: this.rt.modelDir.onnxFile,

@@ -3,7 +3,7 @@
  * so inference never blocks the caller's event loop. `{ worker: false }` runs it on the calling thread.
  */
 import { type ModelBackend, ModelHandle } from '../models/handle.js';
-import type { PairScorer } from '../models/ports.js';
+import type { Calibration, PairScorer } from '../models/ports.js';
 import { ModelWorker, workerEntry } from '../models/worker.js';
 import {
   CrossEncoderCore,
@@ -53,6 +53,11 @@ export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> impleme
   /** The labels that mean "paraphrase" (config.json's `paramine.positive_labels`, else guessed). */
   get positiveLabels(): readonly string[] {
     return this.backend.info.positiveLabels;
+  }
+
+  /** config.json's `paramine.calibration` (combines P(paraphrase) with the cosine when ranking). */
+  get calibration(): Calibration | undefined {
+    return this.backend.info.calibration;
   }
 
   /** Per pair: every label's probability (summing to 1) and the arg-max label. */

@@ -2,11 +2,46 @@
  * The rerank half of the search core: every kept candidate scored by the cross-encoder, rows ordered by
  * the probability that the pair is a paraphrase (the summed probability of the scorer's positive labels,
  * see text/labels.ts), then the label and probability filters and the cut to k.
+ *
+ * With a calibration (config.json's `paramine.calibration`) that probability combines the cross-encoder with
+ * the bi-encoder's cosine, p = sigmoid(w_logit * logit(P) + w_cosine * cosine + bias), and replaces the
+ * cross-encoder's own in the candidate: positive labels share p, the others 1 - p, in their original
+ * proportions, and the label is the arg-max of the result, so ordering, label filters and minProbability all
+ * act on the calibrated value.
  */
-import type { PairScore, PairScorer } from '../models/ports.js';
+import type { Calibration, PairScore, PairScorer } from '../models/ports.js';
 import { positiveProbability } from '../text/labels.js';
 import { evaluateFilter, filterNeedsProbabilities } from './lexical.js';
 import type { Candidate, SearchOptions } from './types.js';
+
+const CLIP = 1e-6;
+
+/** The calibrated P(paraphrase) of a pair whose cross-encoder P(paraphrase) is `p` and cosine `cosine`. */
+export function calibrated(cal: Calibration, p: number, cosine: number): number {
+  const q = Math.min(Math.max(p, CLIP), 1 - CLIP);
+  const z = cal.w_logit * Math.log(q / (1 - q)) + cal.w_cosine * cosine + cal.bias;
+  return 1 / (1 + Math.exp(-z));
+}
+
+/** `score` with its positive labels rescaled to sum to `p` and the rest to 1 - p; the arg-max label again. */
+export function rescaled(score: PairScore, positive: readonly string[], p: number): PairScore {
+  const labels = Object.keys(score.probabilities);
+  const isPos = (l: string) => positive.includes(l);
+  const old = positiveProbability(score.probabilities, positive);
+  const share = (l: string, x: number) => {
+    const [mass, from, n] = isPos(l)
+      ? [p, old, labels.filter(isPos).length]
+      : [1 - p, 1 - old, labels.filter((k) => !isPos(k)).length];
+    return from > 0 ? (x / from) * mass : mass / n;
+  };
+  const probabilities: Record<string, number> = {};
+  let label = score.label;
+  for (const l of labels) {
+    probabilities[l] = share(l, score.probabilities[l] ?? 0);
+    if ((probabilities[l] ?? 0) > (probabilities[label] ?? 0)) label = l;
+  }
+  return { label, probabilities };
+}
 
 /** Scores every candidate in place and sorts each row by positive probability (stable: ties keep ANN order). */
 export async function rerankRows(
@@ -17,10 +52,15 @@ export async function rerankRows(
 ): Promise<void> {
   const pairs = rows.flatMap((row, q) => row.map((c) => [queries[q] as string, c.text] as const));
   const scores = await scorer.score(pairs, signal);
+  const cal = scorer.calibration;
   let s = 0;
   for (const row of rows) {
     for (const c of row) {
-      const score = scores[s++] as PairScore;
+      let score = scores[s++] as PairScore;
+      if (cal) {
+        const p = positiveProbability(score.probabilities, scorer.positiveLabels);
+        score = rescaled(score, scorer.positiveLabels, calibrated(cal, p, c.cosine));
+      }
       c.label = score.label;
       c.probabilities = score.probabilities;
     }

