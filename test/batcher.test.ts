@@ -1,5 +1,5 @@
 import t from 'tap';
-import { BatchedEmbedder } from '../src/service/batched.js';
+import { BatchedEmbedder, BatchedScorer } from '../src/service/batched.js';
 import { Batcher, type BatcherOptions } from '../src/service/batcher.js';
 
 // A deterministic inner model: output i = [len(item), call number]. It tests the batcher's grouping,
@@ -145,3 +145,26 @@ t.test(
     t.same(calls, [[1, 2], [10], [3, 4], [5]], 'the query ran before the rest of the bulk work');
   },
 );
+
+t.test('the batched scorer keeps the model calibration, labels and positive labels', async (t) => {
+  const calibration = { w_logit: 0.5, w_cosine: 1.5, bias: -1 };
+  const inner = {
+    labels: ['not_paraphrase', 'paraphrase'],
+    positiveLabels: ['paraphrase'],
+    calibration,
+    async score(pairs: ReadonlyArray<readonly [string, string]>) {
+      return pairs.map(() => ({
+        label: 'paraphrase',
+        probabilities: { not_paraphrase: 0.2, paraphrase: 0.8 },
+      }));
+    },
+  };
+  const scorer = new BatchedScorer(inner, opts({}));
+  for (const port of [scorer.port(), scorer.port(true)]) {
+    t.same(port.calibration, calibration, 'calibration passed through');
+    t.same(port.positiveLabels, ['paraphrase']);
+    t.same(await port.score([['a', 'b']]), [
+      { label: 'paraphrase', probabilities: { not_paraphrase: 0.2, paraphrase: 0.8 } },
+    ]);
+  }
+});

@@ -56,6 +56,8 @@ export class BatchedScorer {
     return {
       labels: inner.labels,
       positiveLabels: inner.positiveLabels,
+      // The calibration travels with the port: without it the service would rank uncalibrated.
+      ...(inner.calibration === undefined ? {} : { calibration: inner.calibration }),
       ...(unbounded ? {} : { admit: (n: number) => this.batcher.admit(n) }),
       score: (pairs, signal) => this.batcher.submit(pairs, { signal, unbounded }),
     };
