@@ -3,13 +3,9 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { retrievalSvg } from '../src/bench/figure.js';
 import { classificationMetrics, type RankedQuery, retrievalMetrics } from '../src/bench/metrics.js';
-import {
-  classificationMarkdown,
-  markdownTable,
-  retrievalMarkdown,
-  retrievalSvg,
-} from '../src/bench/report.js';
+import { classificationMarkdown, markdownTable, retrievalMarkdown } from '../src/bench/report.js';
 import { detectScheme } from '../src/text/labels.js';
 
 const q = (group: string, ...ranks: Array<number | undefined>): RankedQuery[] =>
