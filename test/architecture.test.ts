@@ -26,7 +26,7 @@ const limit = (re: RegExp, what: string) => {
   return Number(m[1]);
 };
 const MAX_FILE = limit(/^- files: at most (\d+) lines/m, 'files');
-const MAX_FUNCTION = limit(/^- functions[^:]*: at most (\d+) lines/m, 'functions');
+const MAX_FUNCTION = limit(/^- functions \(.*?\): at most (\d+) lines/ms, 'functions');
 
 /** Each violation on its own line, then one assertion that there are none. */
 function expectNone(t: Test, findings: Finding[], what: string): void {
