@@ -4,44 +4,29 @@
  * own process (memory above all) is not inflated by the others' modules.
  */
 import type { Command } from 'commander';
-import { registerBenchmark } from './harness.js';
+import type { z } from 'zod';
+import { type Benchmark, registerBenchmark } from './harness.js';
 import { registerDistractors } from './make-distractors.js';
 
 type Registrar = (bench: Command) => void;
 
+/** Registers a benchmark once its module is loaded. */
+const lazy =
+  <S extends z.ZodType, R>(load: () => Promise<Benchmark<S, R>>) =>
+  async (): Promise<Registrar> => {
+    const b = await load();
+    return (c) => registerBenchmark(c, b);
+  };
+
 const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
-  retrieval: async () => {
-    const { retrieval } = await import('./retrieval.js');
-    return (c) => registerBenchmark(c, retrieval);
-  },
-  classify: async () => {
-    const { classify } = await import('./classify.js');
-    return (c) => registerBenchmark(c, classify);
-  },
-  speed: async () => {
-    const { speed } = await import('./speed.js');
-    return (c) => registerBenchmark(c, speed);
-  },
-  encode: async () => {
-    const { encode } = await import('./encode-bench.js');
-    return (c) => registerBenchmark(c, encode);
-  },
-  index: async () => {
-    const { index } = await import('./index-bench.js');
-    return (c) => registerBenchmark(c, index);
-  },
-  indexer: async () => {
-    const { indexer } = await import('./indexer-bench.js');
-    return (c) => registerBenchmark(c, indexer);
-  },
-  serve: async () => {
-    const { serve } = await import('./serve-bench.js');
-    return (c) => registerBenchmark(c, serve);
-  },
-  mine: async () => {
-    const { mine } = await import('./mine-bench.js');
-    return (c) => registerBenchmark(c, mine);
-  },
+  retrieval: lazy(async () => (await import('./retrieval.js')).retrieval),
+  classify: lazy(async () => (await import('./classify.js')).classify),
+  speed: lazy(async () => (await import('./speed.js')).speed),
+  encode: lazy(async () => (await import('./encode-bench.js')).encode),
+  index: lazy(async () => (await import('./index-bench.js')).index),
+  indexer: lazy(async () => (await import('./indexer-bench.js')).indexer),
+  serve: lazy(async () => (await import('./serve-bench.js')).serve),
+  mine: lazy(async () => (await import('./mine-bench.js')).mine),
   distractors: async () => registerDistractors,
 };
 
