@@ -3,19 +3,18 @@
  * the graph its card describes and is better than its base at what it was trained for: finding a
  * sentence's paraphrase among other ParaSCI-ACL validation sentences (pairs never trained on).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { z } from 'zod';
 import { readPairs } from '../src/corpus/index.js';
 import { Encoder } from '../src/encode/index.js';
 import { findOnnx, sha256File } from '../src/models/dir.js';
+import { sharedData } from './helpers/shared-data.js';
 
 const FT = 'models/paramine-minilm-paraphrase-ft-q';
 const BASE = 'models/all-minilm-l6-v2-q';
-const VAL = fileURLToPath(new URL('../../shared/data/parasci/acl/val.src', import.meta.url));
-const skip = existsSync(VAL) ? false : `no ParaSCI-ACL val at ${VAL} (see ../shared/data/README.md)`;
+const { path: VAL, skip } = sharedData('parasci/acl/val.src');
 
 t.test('the fine-tuned graph is the one its card names', async (t) => {
   const card = z

@@ -6,15 +6,16 @@
  *   39 per list as FAISS asks); the coarse level is what nprobe trades against recall.
  * - PQ48np: 48 one-byte codes (8 dimensions each), the size the chooser picks for 384-d; `np` skips
  *   polysemous training (20x slower, unused).
- * - RFlat: PQ48 codes alone order a neighbourhood loosely (recall@10 ~0.63 here, 0.36 in DESIGN.md's
- *   measurement); re-scoring k*kFactor = 80 candidates exactly makes recall depend on the coarse level only.
+ * - RFlat: PQ48 codes alone order a neighbourhood loosely (recall@10 ~0.63 here, 0.36 for IVF1216,PQ48 on
+ *   planted near-duplicates); re-scoring k*kFactor = 80 candidates exactly makes recall depend on the
+ *   coarse level only.
  * Measured on this data: nprobe 1: 0.483, 4: 0.939, 16: 0.994, 32: 0.994 (kFactor 8); kFactor 1 at
  * nprobe 32: 0.630. Floor: 0.95 at nprobe 32: margin for seeds and FAISS builds, yet far above what a
  * broken refine stage (kFactor ignored: ~0.63) or a broken nprobe (stuck at 1: ~0.48) can reach.
  */
 import t from 'tap';
 import { createIndex } from '../src/native/index.js';
-import { bruteForceTopK, clusteredDataset, denseIds, recallAtK } from './helpers/vectors.js';
+import { bruteForceTopK, clusteredDataset, denseIds, recallAtK } from '../src/testing/index.js';
 
 const dim = 384;
 const n = 100_000;

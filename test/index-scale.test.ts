@@ -24,7 +24,7 @@ import {
 } from '../src/index/index.js';
 import { allocateLists } from '../src/index/train.js';
 import { createIndex, type FaissIndex, HalfVectors } from '../src/native/index.js';
-import { clusteredDataset, denseIds, recallAtK } from './helpers/vectors.js';
+import { clusteredDataset, denseIds, recallAtK } from '../src/testing/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'paramine-scale-'));
 t.teardown(() => rmSync(root, { recursive: true, force: true }));

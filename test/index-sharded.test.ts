@@ -5,7 +5,7 @@ import t from 'tap';
 import { chooseFactory } from '../src/index/factory.js';
 import { IndexBuilder, MANIFEST_FILE, readManifest, ShardedIndex } from '../src/index/index.js';
 import { createIndex, type Metric } from '../src/native/index.js';
-import { clusteredDataset, denseIds, recallAtK } from './helpers/vectors.js';
+import { clusteredDataset, denseIds, recallAtK } from '../src/testing/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'paramine-sharded-'));
 t.teardown(() => rmSync(root, { recursive: true, force: true }));

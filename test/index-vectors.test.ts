@@ -8,8 +8,8 @@ import { Encoder } from '../src/encode/index.js';
 import { fromHalf, readManifest, toHalf, VectorFile } from '../src/index/index.js';
 import { buildIndex } from '../src/indexer/build.js';
 import { SentenceStore } from '../src/store/index.js';
+import { gaussianVectors } from '../src/testing/index.js';
 import { syntheticSentence } from './helpers/corpus.js';
-import { gaussianVectors } from './helpers/vectors.js';
 
 const MODEL = 'test/fixtures/tiny-encoder';
 const dir = mkdtempSync(join(tmpdir(), 'paramine-vectors-'));

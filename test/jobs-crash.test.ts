@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { spawnServe } from '../src/bench/serve-child.js';
+import { spawnServe } from '../src/testing/index.js';
 import { startTestService } from './helpers/service.js';
 
 const svc = await startTestService(1200, false);
@@ -33,8 +33,6 @@ const serve = (jobsDir: string) =>
     'serve',
     '--index',
     svc.index,
-    '--port',
-    '0',
     '--jobs-dir',
     jobsDir,
     '--no-reranker',
@@ -93,8 +91,7 @@ t.test('kill -9 mid-job, restart: the job resumes and its pairs equal an uninter
     .split('\n')
     .map((l) => JSON.parse(l) as unknown);
   t.same(clusters, referenceClusters, 'the same clusters');
-  second.child.kill('SIGTERM');
-  await once(second.child, 'exit');
+  await second.stop();
 });
 
 t.test('paramine mine writes the same pairs and clusters as the job API', async (t) => {

@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import t from 'tap';
 import { createIndex } from '../src/native/index.js';
-import { clusteredDataset, denseIds } from './helpers/vectors.js';
+import { clusteredDataset, denseIds } from '../src/testing/index.js';
 
 const dim = 384;
 const n = 40_000;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { ParamineError } from '../src/errors.js';
 import { createIndex, type Metric, maxK, readIndex } from '../src/native/index.js';
-import { denseIds, gaussianVectors } from './helpers/vectors.js';
+import { denseIds, gaussianVectors } from '../src/testing/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-native-errors-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

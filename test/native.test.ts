@@ -11,7 +11,7 @@ import {
   readIndex,
   setNumThreads,
 } from '../src/native/index.js';
-import { bruteForceTopK, clusteredDataset, denseIds, gaussianVectors } from './helpers/vectors.js';
+import { bruteForceTopK, clusteredDataset, denseIds, gaussianVectors } from '../src/testing/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-native-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,15 +1,13 @@
 /**
- * Optional: the real development data in ../shared/data parses with the expected counts and label schemes.
- * Skipped (with a message) when that folder is absent; the unit tests in pairs.test.ts do not need it.
+ * The real development data in ../shared/data parses with the expected counts and label schemes. Runs in
+ * CI (which has that folder); elsewhere skipped with the reason when it is absent (helpers/shared-data.ts).
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { readPairs } from '../src/corpus/index.js';
 import { detectScheme } from '../src/text/labels.js';
+import { sharedData } from './helpers/shared-data.js';
 
-const DATA = fileURLToPath(new URL('../../shared/data/', import.meta.url));
-const skip = existsSync(DATA) ? false : `no real data at ${DATA} (see ../shared/data/README.md)`;
+const { path: DATA, skip } = sharedData();
 
 const count = (labels: Array<string | undefined>) => {
   const out: Record<string, number> = {};

@@ -12,9 +12,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { spawnServe } from '../src/bench/serve-child.js';
 import { readPairs } from '../src/corpus/pairs.js';
 import { buildIndex } from '../src/indexer/build.js';
+import { spawnServe } from '../src/testing/index.js';
 import { launchBrowser } from './helpers/browser.js';
 import { demoSlice } from './helpers/corpus.js';
 import { HAS_RERANKER } from './helpers/service.js';
@@ -31,8 +31,6 @@ const serve = await spawnServe([
   'serve',
   '--index',
   index,
-  '--port',
-  '0',
   '--api-keys-file',
   keysFile,
   '--jobs-dir',

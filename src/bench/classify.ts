@@ -1,10 +1,16 @@
 /** Classification benchmark (Kanerva et al., Tables 4/5; Dou et al., Table 2): the cross-encoder on labeled pairs. */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { readPairs } from '../corpus/index.js';
 import { ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder } from '../rerank/index.js';
+import { DEFAULT_RERANKER } from '../service/index.js';
 import { detectScheme } from '../text/labels.js';
+import { parseInput } from '../validate.js';
+import { defineBenchmark, list } from './harness.js';
 import { classificationMetrics } from './metrics.js';
+import { classificationMarkdown } from './report.js';
 
 export interface ClassifyOptions {
   pairs: string;
@@ -96,3 +102,37 @@ export function collapseToBinary(
     rule: `${goldScheme.name} gold as binary (${rule})`,
   };
 }
+
+/** The 1-based file lines a held-out split lists (`{"lines": [...]}`). */
+function heldoutLines(file: string): Set<number> {
+  const json: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  return new Set(parseInput(z.looseObject({ lines: z.array(z.number().int()) }), json, 'heldout').lines);
+}
+
+export const classify = defineBenchmark({
+  name: 'classify',
+  description: 'per-label precision / recall / F1 of the cross-encoder on labeled pairs',
+  options: (cmd) =>
+    cmd
+      .requiredOption('--pairs <file>', 'labeled pairs')
+      .option('--reranker <name|dir>', 'cross-encoder', DEFAULT_RERANKER)
+      .option('--positive <labels>', 'labels counted as positive', list)
+      .option(
+        '--heldout <json>',
+        'only the pairs at the 1-based file lines this JSON file lists ({"lines": [...]})',
+      ),
+  schema: z.object({
+    pairs: z.string(),
+    reranker: z.string(),
+    positive: z.array(z.string()).optional(),
+    heldout: z.string().optional(),
+  }),
+  async run(o) {
+    const lines = o.heldout ? heldoutLines(o.heldout) : undefined;
+    const { result } = await classifyBenchmark({ ...o, lines });
+    const markdown = classificationMarkdown(result, {
+      title: `Classification: ${o.pairs} (${result.model})`,
+    });
+    return { result, markdown };
+  },
+});

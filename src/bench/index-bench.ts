@@ -1,7 +1,7 @@
 /**
- * `npm run bench:index -- [--n 1000000] [--nq 1000] [--factories "IVF4096,PQ48np;IVF4096,PQ48x4fs"]
+ * `paramine bench index [--n 1000000] [--nq 1000] [--factories "IVF4096,PQ48np;IVF4096,PQ48x4fs"]
  *   [--nprobe 8,16,32,64] [--train N] [--threads 2] [--singles 300] [--kfactor 8] [--passes 3]
- *   [--no-python] [--out result.json]`
+ *   [--no-python] [--json result.json]`
  *
  * Seeded clustered 384-d unit vectors; per factory: train time, add rate, memory, single-query and batch
  * QPS and recall@10 against exact search at each nprobe, through this binding and, on the same vectors
@@ -12,77 +12,49 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { chooseFactory } from '../index/factory.js';
 import { createIndex, faissVersion, getNumThreads, setNumThreads } from '../native/index.js';
+import { clusteredDataset, denseIds, recallAtK } from '../testing/index.js';
+import { defineBenchmark } from './harness.js';
 import { PythonFaiss } from './index-python.js';
-import { clusteredDataset, denseIds } from './index-vectors.js';
+import { DIM, type FactoryResult, indexMarkdown, K, type Row, type SideResult } from './index-report.js';
 
-interface Row {
-  nprobe: number;
-  recall: number;
-  singleQps: number;
-  batchQps: number;
-  /** Ours only: single queries with 4 in flight (the service's situation). */
-  concurrentQps?: number;
-}
-interface FactoryResult {
-  factory: string;
-  trainS: number;
-  addPerS: number;
-  rssDeltaBytes: number;
-  rssBytes: number;
-  fileBytes: number;
-  rows: Row[];
-}
-interface SideResult {
-  faissVersion: string;
-  factories: FactoryResult[];
-}
-
-const DIM = 384;
-const K = 10;
-
-function parse() {
-  const { values } = parseArgs({
-    options: {
-      n: { type: 'string', default: '1000000' },
-      nq: { type: 'string', default: '1000' },
-      factories: { type: 'string' },
-      nprobe: { type: 'string', default: '8,16,32,64' },
-      train: { type: 'string' },
-      threads: { type: 'string', default: '2' },
-      singles: { type: 'string', default: '300' },
-      kfactor: { type: 'string', default: '8' },
-      passes: { type: 'string', default: '3' },
-      seed: { type: 'string', default: '1234' },
-      'no-python': { type: 'boolean', default: false },
-      out: { type: 'string' },
-    },
+const count = z.coerce.number().int().min(1);
+const indexSchema = z
+  .object({
+    n: count,
+    nq: count,
+    factories: z.string().optional(),
+    nprobe: z.string(),
+    train: count.optional(),
+    threads: count,
+    singles: count,
+    kfactor: z.coerce.number().min(1),
+    passes: count,
+    seed: z.coerce.number().int(),
+    python: z.boolean(),
+  })
+  .transform((v) => {
+    const plan = chooseFactory({ n: v.n, dim: DIM, flatMax: 0 });
+    return {
+      n: v.n,
+      nq: v.nq,
+      factories: v.factories?.split(';') ?? [`IVF${plan.nlist},PQ48np`, `IVF${plan.nlist},PQ48x4fs`],
+      nprobes: v.nprobe.split(',').map((x) => count.parse(x)),
+      // FAISS asks for >= 39 points per list; 40 keeps k-means time down on small machines.
+      train: v.train ?? Math.min(v.n, 40 * plan.nlist),
+      threads: v.threads,
+      singles: v.singles,
+      /** Refine factories only: candidates re-scored per result. */
+      kFactor: v.kfactor,
+      /** Timing passes per search mode (best one kept). */
+      passes: v.passes,
+      seed: v.seed,
+      python: v.python,
+    };
   });
-  const n = Number(values.n);
-  const plan = chooseFactory({ n, dim: DIM, flatMax: 0 });
-  const factories = values.factories?.split(';') ?? [`IVF${plan.nlist},PQ48np`, `IVF${plan.nlist},PQ48x4fs`];
-  return {
-    n,
-    nq: Number(values.nq),
-    factories,
-    nprobes: values.nprobe.split(',').map(Number),
-    // FAISS asks for >= 39 points per list; 40 keeps k-means time down on small machines.
-    train: Number(values.train ?? Math.min(n, 40 * plan.nlist)),
-    threads: Number(values.threads),
-    singles: Number(values.singles),
-    /** Refine factories only: candidates re-scored per result. */
-    kFactor: Number(values.kfactor),
-    /** Timing passes per search mode (best one kept). */
-    passes: Number(values.passes),
-    seed: Number(values.seed),
-    python: !values['no-python'],
-    out: values.out,
-  };
-}
-
-type Config = ReturnType<typeof parse>;
+export type Config = z.output<typeof indexSchema>;
 
 function log(message: string): void {
   process.stderr.write(`[bench:index ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -141,7 +113,7 @@ async function buildOurs(cfg: Config, factory: string, data: Data, dir: string):
     async batch(nprobe) {
       const start = performance.now();
       const r = await index.search(queries, K, opts(nprobe));
-      return { seconds: (performance.now() - start) / 1000, recall: recall(gt, r.ids, cfg.nq) };
+      return { seconds: (performance.now() - start) / 1000, recall: recallAtK(gt, r.ids, cfg.nq, K) };
     },
     close: () => index.close(),
   };
@@ -198,137 +170,107 @@ interface Data {
   gt: BigInt64Array;
 }
 
-function recall(gt: BigInt64Array, got: BigInt64Array, nq: number): number {
-  let hits = 0;
-  for (let q = 0; q < nq; q++) {
-    const want = new Set(gt.subarray(q * K, (q + 1) * K));
-    for (let j = 0; j < K; j++) if (want.has(got[q * K + j]!)) hits++;
-  }
-  return hits / (nq * K);
+/** Exact top-K of every query through a flat index: the recall reference, and exact search's QPS. */
+async function groundTruth(corpus: Float32Array, queries: Float32Array, cfg: Config) {
+  log(`exact top-${K} for ${cfg.nq} queries`);
+  const flat = createIndex('Flat', DIM, 'ip');
+  await flat.add(corpus, denseIds(cfg.n));
+  const t0 = performance.now();
+  const gt = (await flat.search(queries, K)).ids;
+  const exactQps = cfg.nq / ((performance.now() - t0) / 1000);
+  await flat.close();
+  return { gt, exactQps };
 }
 
-function fmt(x: number, digits = 0): string {
-  return x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-}
-
-function ratio(a: number, b: number | undefined): string {
-  return b === undefined ? '' : ` (${(a / b).toFixed(2)})`;
-}
-
-function markdown(
-  cfg: Config,
-  mine: SideResult,
-  py: SideResult | undefined,
-  extra: { genS: number; exactQps: number },
-): string {
-  const lines: string[] = [];
-  lines.push(
-    `n = ${fmt(cfg.n)} clustered 384-d unit vectors (seed ${cfg.seed}), ${cfg.nq} held-out queries, inner product, ` +
-      `k = 10, training sample ${fmt(cfg.train)}, ${cfg.threads} OpenMP threads, ${getNumThreads().blas} BLAS thread(s), kFactor ${cfg.kFactor} for refine stages. ` +
-      `Exact flat search: ${fmt(extra.exactQps)} queries/s batched. Ratios are ours/theirs (Python FAISS ${py?.faissVersion ?? 'not run'}).`,
-    '',
-    '| factory | train s ours / theirs | add vec/s ours / theirs | index file bytes/vector | RSS after add, MB | RSS growth during add, bytes/vector |',
-    '|---|---|---|---|---|---|',
+/** Python FAISS on the same vectors (handed over as files) with this process's thread settings. */
+async function startPython(cfg: Config, data: Data, dir: string): Promise<PythonFaiss> {
+  writeFileSync(join(dir, 'corpus.f32'), data.corpus);
+  writeFileSync(join(dir, 'queries.f32'), data.queries);
+  writeFileSync(join(dir, 'gt.i64'), data.gt);
+  // Same thread settings as this process: OpenMP threads, BLAS threads, passive OpenMP waits.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    OMP_WAIT_POLICY: process.env.OMP_WAIT_POLICY ?? 'PASSIVE',
+  };
+  env.OPENBLAS_NUM_THREADS = String(getNumThreads().blas);
+  return PythonFaiss.start(
+    {
+      dim: DIM,
+      n: cfg.n,
+      nq: cfg.nq,
+      k: K,
+      corpus: join(dir, 'corpus.f32'),
+      queries: join(dir, 'queries.f32'),
+      gt: join(dir, 'gt.i64'),
+      train: cfg.train,
+      threads: cfg.threads,
+      singles: cfg.singles,
+      kFactor: cfg.kFactor,
+      addBatch: 100_000,
+      tmpdir: dir,
+    },
+    env,
   );
-  for (const f of mine.factories) {
-    const p = py?.factories.find((x) => x.factory === f.factory);
-    lines.push(
-      `| ${f.factory} | ${fmt(f.trainS, 1)}${p ? ` / ${fmt(p.trainS, 1)}` : ''} | ${fmt(f.addPerS)}${p ? ` / ${fmt(p.addPerS)}${ratio(f.addPerS, p.addPerS)}` : ''} | ` +
-        `${fmt(f.fileBytes / cfg.n, 1)}${p ? ` / ${fmt(p.fileBytes / cfg.n, 1)}` : ''} | ` +
-        `${fmt(f.rssBytes / 2 ** 20)}${p ? ` / ${fmt(p.rssBytes / 2 ** 20)}` : ''} | ` +
-        `${fmt(f.rssDeltaBytes / cfg.n, 1)}${p ? ` / ${fmt(p.rssDeltaBytes / cfg.n, 1)}` : ''} |`,
-    );
-  }
-  lines.push(
-    '',
-    '| factory | nprobe | recall@10 ours / theirs | single-query QPS ours / theirs | batch QPS ours / theirs | single queries, 4 in flight (ours) |',
-    '|---|---|---|---|---|---|',
-  );
-  for (const f of mine.factories) {
-    const p = py?.factories.find((x) => x.factory === f.factory);
-    for (const r of f.rows) {
-      const q = p?.rows.find((x) => x.nprobe === r.nprobe);
-      lines.push(
-        `| ${f.factory} | ${r.nprobe} | ${r.recall.toFixed(3)}${q ? ` / ${q.recall.toFixed(3)}` : ''} | ` +
-          `${fmt(r.singleQps)}${q ? ` / ${fmt(q.singleQps)}${ratio(r.singleQps, q.singleQps)}` : ''} | ` +
-          `${fmt(r.batchQps)}${q ? ` / ${fmt(q.batchQps)}${ratio(r.batchQps, q.batchQps)}` : ''} | ${fmt(r.concurrentQps ?? 0)} |`,
-      );
-    }
-  }
-  return lines.join('\n');
 }
 
-async function main(): Promise<void> {
-  const cfg = parse();
+/** Every factory built and timed on both sides, ours first. */
+async function compareFactories(cfg: Config, data: Data, dir: string, py: PythonFaiss | undefined) {
+  const ours: SideResult = { faissVersion: faissVersion(), factories: [] };
+  const theirs: SideResult | undefined = py ? { faissVersion: py.faissVersion, factories: [] } : undefined;
+  for (const factory of cfg.factories) {
+    const mine = await buildOurs(cfg, factory, data, dir);
+    const sides = py ? [mine, await buildTheirs(py, factory)] : [mine];
+    const rows = await timeSearches(cfg, sides);
+    ours.factories.push({ ...mine.result, rows: rows[0] ?? [] });
+    if (theirs && sides[1]) theirs.factories.push({ ...sides[1].result, rows: rows[1] ?? [] });
+    await mine.close();
+  }
+  return { ours, theirs };
+}
+
+async function indexBenchmark(cfg: Config) {
   setNumThreads(cfg.threads);
   const dir = mkdtempSync(join(tmpdir(), 'paramine-bench-index-'));
   let py: PythonFaiss | undefined;
   try {
-    let t0 = performance.now();
+    const t0 = performance.now();
     log(`generating ${cfg.n} + ${cfg.nq} vectors`);
     const { corpus, queries } = clusteredDataset(cfg.n, cfg.nq, DIM, { seed: cfg.seed });
     const genS = (performance.now() - t0) / 1000;
-    log(`exact top-${K} for ${cfg.nq} queries`);
-    const flat = createIndex('Flat', DIM, 'ip');
-    await flat.add(corpus, denseIds(cfg.n));
-    t0 = performance.now();
-    const gt = (await flat.search(queries, K)).ids;
-    const exactQps = cfg.nq / ((performance.now() - t0) / 1000);
-    await flat.close();
-    if (cfg.python) {
-      writeFileSync(join(dir, 'corpus.f32'), corpus);
-      writeFileSync(join(dir, 'queries.f32'), queries);
-      writeFileSync(join(dir, 'gt.i64'), gt);
-      // Same thread settings as this process: OpenMP threads, BLAS threads, passive OpenMP waits.
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        OMP_WAIT_POLICY: process.env.OMP_WAIT_POLICY ?? 'PASSIVE',
-      };
-      env.OPENBLAS_NUM_THREADS = String(getNumThreads().blas);
-      py = await PythonFaiss.start(
-        {
-          dim: DIM,
-          n: cfg.n,
-          nq: cfg.nq,
-          k: K,
-          corpus: join(dir, 'corpus.f32'),
-          queries: join(dir, 'queries.f32'),
-          gt: join(dir, 'gt.i64'),
-          train: cfg.train,
-          threads: cfg.threads,
-          singles: cfg.singles,
-          kFactor: cfg.kFactor,
-          addBatch: 100_000,
-          tmpdir: dir,
-        },
-        env,
-      );
-    }
-    const mine: SideResult = { faissVersion: faissVersion(), factories: [] };
-    const theirs: SideResult | undefined = py ? { faissVersion: py.faissVersion, factories: [] } : undefined;
-    for (const factory of cfg.factories) {
-      const sides = [await buildOurs(cfg, factory, { corpus, queries, gt }, dir)];
-      if (py) sides.push(await buildTheirs(py, factory));
-      const rows = await timeSearches(cfg, sides);
-      mine.factories.push({ ...sides[0]!.result, rows: rows[0]! });
-      if (theirs && sides[1]) theirs.factories.push({ ...sides[1].result, rows: rows[1]! });
-      await sides[0]!.close();
-    }
-    const table = markdown(cfg, mine, theirs, { genS, exactQps });
-    process.stdout.write(`${table}\n`);
-    if (cfg.out) {
-      writeFileSync(
-        cfg.out,
-        `${JSON.stringify({ config: cfg, genS, exactQps, ours: mine, theirs }, null, 2)}\n`,
-      );
-    }
+    const { gt, exactQps } = await groundTruth(corpus, queries, cfg);
+    const data = { corpus, queries, gt };
+    if (cfg.python) py = await startPython(cfg, data, dir);
+    const { ours, theirs } = await compareFactories(cfg, data, dir, py);
+    return { config: cfg, genS, exactQps, ours, theirs };
   } finally {
     py?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`bench:index failed: ${e instanceof Error ? e.stack : String(e)}\n`);
-  process.exit(1);
+export const index = defineBenchmark({
+  name: 'index',
+  description: 'the FAISS binding against Python FAISS: build, QPS, latency and recall on synthetic vectors',
+  outIsJson: true,
+  options: (cmd) =>
+    cmd
+      .option('--n <n>', 'corpus vectors', '1000000')
+      .option('--nq <n>', 'held-out queries', '1000')
+      .option(
+        '--factories <list>',
+        'factory strings separated by ; (default IVF{nlist},PQ48np;IVF{nlist},PQ48x4fs)',
+      )
+      .option('--nprobe <list>', 'IVF lists visited, comma-separated', '8,16,32,64')
+      .option('--train <n>', 'training vectors (default 40 per IVF list)')
+      .option('--threads <n>', 'OpenMP threads on both sides', '2')
+      .option('--singles <n>', 'single-query searches timed', '300')
+      .option('--kfactor <n>', 'refine factories: candidates re-scored per result', '8')
+      .option('--passes <n>', 'timing passes per search mode (best kept)', '3')
+      .option('--seed <n>', 'vector seed', '1234')
+      .option('--no-python', 'skip Python FAISS'),
+  schema: indexSchema,
+  async run(cfg) {
+    const result = await indexBenchmark(cfg);
+    return { result, markdown: indexMarkdown(cfg, result.ours, result.theirs, result) };
+  },
 });

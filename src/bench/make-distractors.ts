@@ -3,11 +3,13 @@
  * normalization) of the English training-side files in ../shared/data, one per line. Validation pairs
  * queried by the benchmark (ParaSCI-ACL val, MultiPIT expert val) are not in it.
  *
- *   node dist/bench/make-distractors.js --out distractors.txt [--data ../shared/data]
+ *   paramine bench distractors --out distractors.txt [--data ../shared/data]
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { parseInput } from '../validate.js';
 import { distinctSentences } from './sample-sentences.js';
 
 const FILES = [
@@ -19,14 +21,20 @@ const FILES = [
   'parasci/arxiv/val.src',
 ];
 
-const { values } = parseArgs({
-  options: { out: { type: 'string' }, data: { type: 'string', default: '../shared/data' } },
-});
-if (!values.out) throw new Error('--out FILE is required');
-const out = await distinctSentences(
-  FILES.map((f) => join(values.data, f)),
-  undefined,
-  (f, added) => process.stderr.write(`${f}: ${added} new sentences\n`),
-);
-writeFileSync(values.out, `${out.join('\n')}\n`);
-process.stderr.write(`${out.length} distractor sentences -> ${values.out}\n`);
+export function registerDistractors(bench: Command): void {
+  bench
+    .command('distractors')
+    .description('write the retrieval benchmarks’ distractor corpus (distinct training-side sentences)')
+    .requiredOption('--out <file>', 'where the sentences go, one a line')
+    .option('--data <dir>', 'the shared data folder', '../shared/data')
+    .action(async (raw: Record<string, unknown>) => {
+      const o = parseInput(z.object({ out: z.string().min(1), data: z.string().min(1) }), raw, 'options');
+      const out = await distinctSentences(
+        FILES.map((f) => join(o.data, f)),
+        undefined,
+        (f, added) => process.stderr.write(`${f}: ${added} new sentences\n`),
+      );
+      writeFileSync(o.out, `${out.join('\n')}\n`);
+      process.stderr.write(`${out.length} distractor sentences -> ${o.out}\n`);
+    });
+}

@@ -1,6 +1,6 @@
 /**
- * Benchmark metrics (DESIGN.md "Benchmarks"), pure functions over ranks and labels; JSON-ready results with
- * stable keys.
+ * Benchmark metrics (docs/architecture.md "Benchmarks"), pure functions over ranks and labels;
+ * JSON-ready results with stable keys.
  *
  * Retrieval (Kanerva et al. 2023, Fig. 8 and 11): each query is a positive pair (s1, s2); s1 is searched and
  * `rank` is the 1-based rank of s2 among the results with s1 itself left out (see rankOf), or undefined when

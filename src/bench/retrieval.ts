@@ -2,39 +2,33 @@
  * Retrieval benchmark (Kanerva et al., Fig. 8/11): index both sides of every pair plus distractors with
  * the real indexer, query s1 of every positive pair and find the rank of s2 (s1 itself excluded):
  * top-N, not found, MRR, overall and per label; the same through exact search; and top-1/10 after the
- * cross-encoder reranks the first K candidates (through the shared search core).
+ * cross-encoder reranks the first K candidates (through the service's search core).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { readPairs, readSentences } from '../corpus/index.js';
-import { Encoder } from '../encode/index.js';
-import { ShardedIndex } from '../index/index.js';
-import { buildIndex } from '../indexer/build.js';
-import { readChunk } from '../indexer/spill.js';
-import { resolveModelDir } from '../models/resolve.js';
-import { createIndex } from '../native/index.js';
-import { CrossEncoder } from '../rerank/index.js';
-import { SearchCore } from '../search/core.js';
-import { searchOptionsSchema } from '../search/types.js';
-import { SentenceStore } from '../store/index.js';
-import { dedupKey, normalize } from '../text/index.js';
+import { z } from 'zod';
+import { type LabeledPair, readPairs } from '../corpus/index.js';
+import { DEFAULT_ENCODER } from '../models/catalog.js';
+import { openService } from '../service/index.js';
 import { detectScheme } from '../text/labels.js';
-import { type RankedQuery, type RetrievalResult, rankOf, retrievalMetrics } from './metrics.js';
+import { retrievalSvg } from './figure.js';
+import { defineBenchmark, type Log, list } from './harness.js';
+import { type RankedQuery, type RetrievalResult, retrievalMetrics } from './metrics.js';
+import { retrievalMarkdown } from './report.js';
+import { buildPairIndex, type PairIndex, positiveQueries } from './retrieval-index.js';
+import { type RankInput, rankAfterRerank, rankThrough } from './retrieval-rank.js';
 
-export interface RetrievalOptions {
-  pairs: string;
-  distractors: string[];
-  model: string;
-  reranker?: string | undefined;
-  rerankDepth: number;
-  depths: number[];
-  exact: boolean;
-  factory: string;
-  nprobe?: number | undefined;
-  positive?: string[] | undefined;
-  log?: (line: string) => void;
-}
+export const retrievalSchema = z.object({
+  pairs: z.string(),
+  distractors: z.array(z.string()).default([]),
+  model: z.string(),
+  reranker: z.string().optional(),
+  rerankDepth: z.coerce.number().int().min(1).max(1000).default(20),
+  depths: z.array(z.coerce.number().int().min(1)).min(1),
+  exact: z.boolean().default(false),
+  factory: z.string(),
+  nprobe: z.coerce.number().int().min(1).optional(),
+  positive: z.array(z.string()).optional(),
+});
+export type RetrievalOptions = z.input<typeof retrievalSchema>;
 
 type Stats = Omit<RetrievalResult, 'kind' | 'labels'>;
 const overall = (r: RetrievalResult): Pick<Stats, 'top' | 'not_found' | 'mrr'> => ({
@@ -47,165 +41,126 @@ const byLabel = (r: RetrievalResult) =>
     Object.entries(r.labels).map(([k, v]) => [k, { n: v.n, top: v.top, not_found: v.not_found, mrr: v.mrr }]),
   );
 
-export async function retrievalBenchmark(o: RetrievalOptions) {
-  const log = o.log ?? (() => {});
-  const pairs = await readPairs(o.pairs);
+/** The ranks of one run, per query (in the order of `queries`) and as metrics. */
+interface Ranked {
+  ann: RankedQuery[];
+  exact?: RankedQuery[] | undefined;
+  reranked?: RankedQuery[] | undefined;
+}
+
+/** Opens the service over the built index and ranks every query through ANN, exact and rerank. */
+async function rankAll(
+  built: PairIndex,
+  pairs: readonly LabeledPair[],
+  o: z.output<typeof retrievalSchema>,
+  log: Log,
+) {
   const scheme = detectScheme(
     pairs.map((p) => p.label),
     o.positive ? { positive: o.positive } : {},
   );
-  // Corpus: both sides of every pair, then the distractors; ids follow the indexer's dedup exactly.
-  const dir = mkdtempSync(join(tmpdir(), 'paramine-bench-retrieval-'));
-  const perChunk = 8192;
+  const service = await openService({ index: built.dir, model: o.model, reranker: o.reranker ?? false });
   try {
-    const corpus = join(dir, 'corpus.txt');
-    const lines = pairs.flatMap((p) => [p.s1, p.s2].map((s) => normalize(s).replace(/\n/g, ' ')));
-    for (const f of o.distractors) {
-      for await (const r of readSentences([f], { onBadRecord: 'skip' }))
-        if ('text' in r) lines.push(normalize(r.text));
-    }
-    writeFileSync(corpus, `${lines.join('\n')}\n`);
-    const out = join(dir, 'index');
-    log(`indexing ${lines.length} sentences (${pairs.length} pairs + distractors)`);
-    await buildIndex({
-      inputs: [corpus],
-      out,
-      model: o.model,
-      factory: o.factory,
-      minTokens: 0,
-      maxTokens: 100_000,
-      maxChars: 100_000,
-      keepEmbeddings: true,
-      checkpointEvery: perChunk,
-      quiet: true,
-    });
-    const store = SentenceStore.open(join(out, 'store'), { readOnly: true });
-    const index = await ShardedIndex.open(out);
+    const { index, store, core } = service;
     const dim = index.dim;
-    const n = store.count;
-    const idOf = (s: string) => store.idForKey(dedupKey(normalize(s)));
-
-    // Every positive pair whose sides are two different stored sentences.
-    const queries = pairs
-      .map((p) => ({ p, q: idOf(p.s1), t: idOf(p.s2) }))
-      .filter(
-        (x) => scheme.isPositive(x.p.label) === true && x.q !== undefined && x.t !== undefined && x.q !== x.t,
-      );
-    const skipped = pairs.filter((p) => scheme.isPositive(p.label) === true).length - queries.length;
-    log(
-      `${queries.length} positive pairs queried (${skipped} skipped: both sides the same sentence after normalization)`,
-    );
-
-    // Query vectors are the stored embeddings of s1: no second encoding pass.
-    const work = join(out, 'work');
-    const chunks = new Map<number, Float32Array>();
-    const vectorOf = async (id: number) => {
-      const c = Math.floor(id / perChunk);
-      if (!chunks.has(c)) chunks.set(c, await readChunk(work, c, dim));
-      const v = chunks.get(c) as Float32Array;
-      return v.subarray((id - c * perChunk) * dim, (id - c * perChunk + 1) * dim);
+    const corpusSize = store.count;
+    const queries = positiveQueries(pairs, scheme, store, log);
+    const input: RankInput = {
+      queries,
+      vectors: await built.vectors(
+        queries.map((x) => x.q),
+        dim,
+      ),
+      dim,
+      scheme,
     };
-    const qv = new Float32Array(queries.length * dim);
-    for (const [i, x] of queries.entries()) qv.set(await vectorOf(x.q as number), i * dim);
-
     const deepest = Math.max(...o.depths);
-    const k = Math.min(deepest + 1, n);
-    const rank = async (ix: Pick<ShardedIndex, 'search'>, opts: { nprobe?: number }) => {
-      const res: RankedQuery[] = [];
-      const B = 256;
-      for (let s = 0; s < queries.length; s += B) {
-        const part = qv.subarray(s * dim, Math.min(queries.length, s + B) * dim);
-        const { ids, distances } = await ix.search(part, k, opts);
-        for (let j = 0; j < part.length / dim; j++) {
-          const x = queries[s + j] as (typeof queries)[number];
-          const row = [...ids.subarray(j * k, (j + 1) * k)].map(Number);
-          const scores = [...distances.subarray(j * k, (j + 1) * k)];
-          const r = rankOf(x.t as number, row, x.q as number, scores);
-          res.push({
-            rank: r !== undefined && r <= deepest ? r : undefined,
-            group: scheme.retrievalGroup(x.p.label),
-          });
-        }
-      }
-      return retrievalMetrics(res, o.depths);
-    };
     const t0 = performance.now();
-    const ann = await rank(index, o.nprobe === undefined ? {} : { nprobe: o.nprobe });
+    const ranked: Ranked = {
+      ann: await rankThrough(index, input, { deepest, corpusSize, nprobe: o.nprobe }),
+    };
     const annS = (performance.now() - t0) / 1000;
-
-    let exact: RetrievalResult | undefined;
     if (o.exact) {
-      const flat = createIndex('Flat', dim, index.metric);
-      for (let c = 0; c * perChunk < n; c++) {
-        const v = await readChunk(work, c, dim);
-        await flat.add(
-          v,
-          BigInt64Array.from({ length: v.length / dim }, (_, i) => BigInt(c * perChunk + i)),
-        );
-      }
-      exact = await rank(flat, {});
+      const flat = await built.flat(dim, index.metric, corpusSize);
+      ranked.exact = await rankThrough(flat, input, { deepest, corpusSize });
       await flat.close();
     }
-
-    let reranked: RetrievalResult | undefined;
-    if (o.reranker) {
-      const encoder = await Encoder.open(resolveModelDir(o.model));
-      const cross = await CrossEncoder.open(resolveModelDir(o.reranker, 'reranker'));
-      const core = new SearchCore({ encoder, index, store, reranker: cross });
-      const opts = searchOptionsSchema.parse({
-        k: o.rerankDepth,
-        candidates: o.rerankDepth,
-        excludeDuplicates: false,
-        ...(o.nprobe === undefined ? {} : { nprobe: o.nprobe }),
-      });
-      const res: RankedQuery[] = [];
-      // Queries in groups: one cross-encoder call scores every group's (query, candidate) pairs.
-      const G = 32;
-      for (let s = 0; s < queries.length; s += G) {
-        const group = queries.slice(s, s + G);
-        const { results } = await core.searchVectors(
-          group.map((x) => normalize(x.p.s1)),
-          qv.slice(s * dim, (s + group.length) * dim),
-          opts,
-          { excludeIds: group.map((x) => x.q) },
-        );
-        group.forEach((x, j) => {
-          const ids = (results[j]?.candidates ?? []).map((c) => c.id);
-          res.push({
-            rank: rankOf(x.t as number, ids, x.q as number),
-            group: scheme.retrievalGroup(x.p.label),
-          });
-        });
-      }
-      reranked = retrievalMetrics(
-        res,
-        [1, 10].filter((d) => d <= o.rerankDepth),
-      );
-      await Promise.all([encoder.close(), cross.close()]);
-    }
-    const manifest = index.manifest;
-    await Promise.all([index.close(), store.close()]);
-    return {
-      result: {
-        kind: 'retrieval' as const,
-        pairs: queries.length,
-        corpus_size: n,
-        model: manifest.model.id,
-        scheme: scheme.name,
-        index: { factory: manifest.factory, nprobe: o.nprobe ?? manifest.search.nprobe },
-        depths: o.depths,
-        overall: overall(ann),
-        ...(exact ? { exact: overall(exact) } : {}),
-        ...(reranked ? { reranked: { depth: o.rerankDepth, top: reranked.top, mrr: reranked.mrr } } : {}),
-        by_label: byLabel(ann),
-        ...(exact ? { exact_by_label: byLabel(exact) } : {}),
-        timings: { ann_search_s: annS },
-      },
-      ann,
-      exact,
-      reranked,
-    };
+    if (o.reranker)
+      ranked.reranked = await rankAfterRerank(core, input, { depth: o.rerankDepth, nprobe: o.nprobe });
+    return { ranked, queries, scheme, corpusSize, annS, manifest: index.manifest };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await service.close();
   }
 }
+
+export async function retrievalBenchmark(options: RetrievalOptions, log: Log = () => {}) {
+  const o = retrievalSchema.parse(options);
+  const pairs = await readPairs(o.pairs);
+  const built = await buildPairIndex(pairs, o, log);
+  try {
+    const { ranked, queries, scheme, corpusSize, annS, manifest } = await rankAll(built, pairs, o, log);
+    const ann = retrievalMetrics(ranked.ann, o.depths);
+    const exact = ranked.exact && retrievalMetrics(ranked.exact, o.depths);
+    const rerankDepths = [1, 10].filter((d) => d <= o.rerankDepth);
+    const reranked = ranked.reranked && retrievalMetrics(ranked.reranked, rerankDepths);
+    const result = {
+      kind: 'retrieval' as const,
+      pairs: queries.length,
+      corpus_size: corpusSize,
+      model: manifest.model.id,
+      scheme: scheme.name,
+      index: { factory: manifest.factory, nprobe: o.nprobe ?? manifest.search.nprobe },
+      depths: o.depths,
+      overall: overall(ann),
+      ...(exact ? { exact: overall(exact) } : {}),
+      ...(reranked ? { reranked: { depth: o.rerankDepth, top: reranked.top, mrr: reranked.mrr } } : {}),
+      by_label: byLabel(ann),
+      ...(exact ? { exact_by_label: byLabel(exact) } : {}),
+      timings: { ann_search_s: annS },
+    };
+    // Per query too (in `queries` order), and every pair read: what tests check the figures against.
+    return { result, ann, exact, reranked, ranked, pairs, queries: queries.map((x) => x.pair) };
+  } finally {
+    built.remove();
+  }
+}
+
+export const retrieval = defineBenchmark({
+  name: 'retrieval',
+  description: "top-N retrieval of each positive pair's s2 given s1, among all sentences plus distractors",
+  figure: true,
+  options: (cmd) =>
+    cmd
+      .requiredOption(
+        '--pairs <file>',
+        'labeled pairs (MRPC TSV, MultiPIT CSV, Turku JSON, ParaSCI .src, TSV/JSONL)',
+      )
+      .option('--distractors <files...>', 'extra corpus files hiding the pairs')
+      .option('--model <name|dir>', 'encoder', DEFAULT_ENCODER)
+      .option('--reranker <name|dir>', 'also report top-1/10 after reranking the first K')
+      .option('--rerank-depth <k>', 'candidates reranked', '20')
+      .option('--depths <list>', 'top-N depths', list, ['1', '10', '100', '1000'])
+      .option('--exact', 'also through exact (flat) search', false)
+      .option('--factory <str>', 'FAISS factory string or auto', 'auto')
+      .option('--nprobe <n>', 'IVF lists visited')
+      .option('--positive <labels>', 'labels counted as positive', list),
+  schema: retrievalSchema,
+  async run(o, log) {
+    const run = await retrievalBenchmark(o, log);
+    const variants = [
+      { name: 'ANN', result: run.ann },
+      ...(run.exact ? [{ name: 'exact', result: run.exact }] : []),
+      ...(run.reranked ? [{ name: `ANN + rerank@${o.rerankDepth}`, result: run.reranked }] : []),
+    ];
+    const { result } = run;
+    const title = `Retrieval: ${o.pairs} (${result.pairs} pairs among ${result.corpus_size} sentences, ${result.index.factory})`;
+    return {
+      result,
+      markdown: retrievalMarkdown(variants, { title }),
+      svg: retrievalSvg(run.ann, {
+        ...(run.exact ? { exact: run.exact } : {}),
+        title: `Top-N retrieval: ${o.pairs}`,
+      }),
+    };
+  },
+});

@@ -20,7 +20,7 @@ import { resolveModelDir } from '../models/resolve.js';
 import { createIndex } from '../native/index.js';
 import { openService } from '../service/index.js';
 import { parseGroupKeySpec } from '../store/index.js';
-import { clusteredDataset, denseIds } from './index-vectors.js';
+import { clusteredDataset, denseIds } from '../testing/index.js';
 
 const DATA = process.env.PARAMINE_DATA ?? '../shared/data';
 const arg = (name: string, def: number) => {

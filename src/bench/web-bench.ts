@@ -20,9 +20,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { z } from 'zod';
+import { spawnServe } from '../testing/index.js';
 import { launchChromium } from './chromium.js';
 import { machineInfo } from './machine.js';
-import { spawnServe } from './serve-child.js';
 
 const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
 const { values: raw } = parseArgs({
@@ -70,16 +70,7 @@ async function main(): Promise<void> {
     );
   }
   const loadBefore = loadavg();
-  const svc = await spawnServe([
-    CLI,
-    'serve',
-    '--index',
-    resolve(args.index),
-    '--port',
-    '0',
-    '--log-level',
-    'info',
-  ]);
+  const svc = await spawnServe([CLI, 'serve', '--index', resolve(args.index), '--log-level', 'info']);
   const browser = await launchChromium();
   const { context } = browser;
   try {

@@ -1,0 +1,131 @@
+/**
+ * The retrieval benchmark's corpus and index: both sides of every pair, then the distractors, built by the
+ * real indexer into a temporary directory (ids follow the indexer's dedup exactly); the queries are the
+ * positive pairs whose two sides are two different stored sentences, and their vectors are the ones the
+ * indexer kept, so nothing is encoded twice.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type LabeledPair, readSentences } from '../corpus/index.js';
+import { buildIndex } from '../indexer/build.js';
+import { readChunk } from '../indexer/spill.js';
+import { createIndex, type FaissIndex } from '../native/index.js';
+import type { SentenceStore } from '../store/index.js';
+import { dedupKey, normalize } from '../text/index.js';
+import type { LabelScheme } from '../text/labels.js';
+import type { Log } from './harness.js';
+
+/** Vectors per spilled chunk of the build: the benchmark reads the kept embeddings back by chunk. */
+const PER_CHUNK = 8192;
+
+export interface PairIndex {
+  /** The index directory (manifest, shards, store/, work/ with the kept embeddings). */
+  dir: string;
+  /** Rows `ids` of the kept embeddings, one after another. */
+  vectors(ids: readonly number[], dim: number): Promise<Float32Array>;
+  /** An exact (flat) index over every kept embedding, for the exact-search figures. */
+  flat(dim: number, metric: 'ip' | 'l2', n: number): Promise<FaissIndex>;
+  /** Deletes the temporary directory. */
+  remove(): void;
+}
+
+/** One query: a positive pair, the id of its s1 (searched) and of its s2 (the target). */
+export interface PairQuery {
+  pair: LabeledPair;
+  q: number;
+  t: number;
+}
+
+async function writeCorpus(file: string, pairs: readonly LabeledPair[], distractors: readonly string[]) {
+  const lines = pairs.flatMap((p) => [p.s1, p.s2].map((s) => normalize(s).replace(/\n/g, ' ')));
+  for (const f of distractors) {
+    for await (const r of readSentences([f], { onBadRecord: 'skip' }))
+      if ('text' in r) lines.push(normalize(r.text));
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return lines.length;
+}
+
+/** Builds the index over both sides of every pair plus the distractors, keeping the embeddings. */
+export async function buildPairIndex(
+  pairs: readonly LabeledPair[],
+  o: { distractors: readonly string[]; model: string; factory: string },
+  log: Log,
+): Promise<PairIndex> {
+  const tmp = mkdtempSync(join(tmpdir(), 'paramine-bench-retrieval-'));
+  const remove = () => rmSync(tmp, { recursive: true, force: true });
+  try {
+    const corpus = join(tmp, 'corpus.txt');
+    const lines = await writeCorpus(corpus, pairs, o.distractors);
+    const dir = join(tmp, 'index');
+    log(`indexing ${lines} sentences (${pairs.length} pairs + distractors)`);
+    await buildIndex({
+      inputs: [corpus],
+      out: dir,
+      model: o.model,
+      factory: o.factory,
+      minTokens: 0,
+      maxTokens: 100_000,
+      maxChars: 100_000,
+      keepEmbeddings: true,
+      checkpointEvery: PER_CHUNK,
+      quiet: true,
+    });
+    return { dir, vectors: keptVectors(join(dir, 'work')), flat: flatIndex(join(dir, 'work')), remove };
+  } catch (e) {
+    remove();
+    throw e;
+  }
+}
+
+function keptVectors(work: string): PairIndex['vectors'] {
+  const chunks = new Map<number, Float32Array>();
+  return async (ids, dim) => {
+    const out = new Float32Array(ids.length * dim);
+    for (const [i, id] of ids.entries()) {
+      const c = Math.floor(id / PER_CHUNK);
+      if (!chunks.has(c)) chunks.set(c, await readChunk(work, c, dim));
+      const v = chunks.get(c) as Float32Array;
+      const row = id - c * PER_CHUNK;
+      out.set(v.subarray(row * dim, (row + 1) * dim), i * dim);
+    }
+    return out;
+  };
+}
+
+function flatIndex(work: string): PairIndex['flat'] {
+  return async (dim, metric, n) => {
+    const flat = createIndex('Flat', dim, metric);
+    for (let c = 0; c * PER_CHUNK < n; c++) {
+      const v = await readChunk(work, c, dim);
+      const first = c * PER_CHUNK;
+      await flat.add(
+        v,
+        BigInt64Array.from({ length: v.length / dim }, (_, i) => BigInt(first + i)),
+      );
+    }
+    return flat;
+  };
+}
+
+/** Every positive pair whose sides are two different stored sentences. */
+export function positiveQueries(
+  pairs: readonly LabeledPair[],
+  scheme: LabelScheme,
+  store: SentenceStore,
+  log: Log,
+): PairQuery[] {
+  const idOf = (s: string) => store.idForKey(dedupKey(normalize(s)));
+  const positive = pairs.filter((p) => scheme.isPositive(p.label) === true);
+  const queries: PairQuery[] = [];
+  for (const pair of positive) {
+    const q = idOf(pair.s1);
+    const t = idOf(pair.s2);
+    if (q !== undefined && t !== undefined && q !== t) queries.push({ pair, q, t });
+  }
+  log(
+    `${queries.length} positive pairs queried (${positive.length - queries.length} skipped: both sides the same sentence after normalization)`,
+  );
+  return queries;
+}
