@@ -85,12 +85,7 @@ export async function build(a: StepArgs) {
   const out = a.out ?? join(a.dir, `index-${n}`);
   const full = await VectorFile.openFile(join(a.dir, VECTORS_FILE), a.n, a.dim);
   await mkdir(out, { recursive: true });
-  const kept = join(out, VECTORS_FILE);
-  if (!existsSync(kept)) {
-    // The index keeps the vectors it re-scores with: a hard link of the whole file, a copy of a prefix.
-    if (n === a.n) await link(join(a.dir, VECTORS_FILE), kept);
-    else await copyPrefix(join(a.dir, VECTORS_FILE), kept, n * a.dim * 2);
-  }
+  await keepVectors(a, n, out);
   const source = prefix(full, n);
   const opts = { n, dim: a.dim, vectorsKept: true };
   const plan: IndexPlan = a.factory ? planForFactory(a.factory, opts) : chooseFactory(opts);
@@ -160,10 +155,23 @@ export async function build(a: StepArgs) {
       overwrite: true,
     },
   );
-  let indexBytes = 0;
-  for (const f of await readdir(out))
-    if (/^shard-\d+\.faiss$/.test(f)) indexBytes += (await stat(join(out, f))).size;
+  const indexBytes = await shardBytes(out);
   return { n, out, plan, shards, trainMs, stages, fillMs, indexBytes, maxRssBytes: maxRss() };
+}
+
+/** The index keeps the vectors it re-scores with: a hard link of the whole file, a copy of a prefix. */
+async function keepVectors(a: StepArgs, n: number, out: string): Promise<void> {
+  const kept = join(out, VECTORS_FILE);
+  if (existsSync(kept)) return;
+  if (n === a.n) await link(join(a.dir, VECTORS_FILE), kept);
+  else await copyPrefix(join(a.dir, VECTORS_FILE), kept, n * a.dim * 2);
+}
+
+async function shardBytes(out: string): Promise<number> {
+  let bytes = 0;
+  for (const f of await readdir(out))
+    if (/^shard-\d+\.faiss$/.test(f)) bytes += (await stat(join(out, f))).size;
+  return bytes;
 }
 
 async function copyPrefix(from: string, to: string, bytes: number): Promise<void> {

@@ -17,7 +17,7 @@ import { buildIndex } from '../indexer/build.js';
 import { type MinedPair, pairKey } from '../jobs/index.js';
 import { PARASCI_COSINE } from '../jobs/spec.js';
 import { resolveModelDir } from '../models/resolve.js';
-import { createIndex } from '../native/index.js';
+import { createIndex, type FaissIndex } from '../native/index.js';
 import { openService } from '../service/index.js';
 import { parseGroupKeySpec } from '../store/index.js';
 import { clusteredDataset, denseIds } from '../testing/index.js';
@@ -64,8 +64,8 @@ async function mine(
   return out;
 }
 
-/** MultiPIT NMR: each source and its references one trend, mixed into MultiPIT_Auto sentences on random trends. */
-async function nmr(): Promise<void> {
+/** The NMR sets as trends of their own, and MultiPIT_Auto fillers spread over those trends and as many more. */
+async function nmrRows() {
   const sets = Object.entries(
     JSON.parse(readFileSync(join(DATA, 'multipit/nmr/nmr.json'), 'utf8')) as Record<string, string[]>,
   );
@@ -87,6 +87,12 @@ async function nmr(): Promise<void> {
       rows.push({ text, trend: `t${Math.floor(rand() * sets.length * 2)}` });
     }
   }
+  return { sets, rows, nmrTexts, fillers: seen };
+}
+
+/** MultiPIT NMR: each source and its references one trend, mixed into MultiPIT_Auto sentences on random trends. */
+async function nmr(): Promise<void> {
+  const { sets, rows, nmrTexts, fillers: seen } = await nmrRows();
   const dir = mkdtempSync(join(tmpdir(), 'paramine-scopes-nmr-'));
   try {
     const corpus = join(dir, 'corpus.jsonl');
@@ -154,6 +160,64 @@ async function nmr(): Promise<void> {
   }
 }
 
+/** Exact search over one random group of `size` members vs the IVF index restricted to it. */
+async function crossoverAt(
+  size: number,
+  c: {
+    corpus: Float32Array;
+    n: number;
+    dim: number;
+    nq: number;
+    k: number;
+    ivf: FaissIndex;
+    rand: () => number;
+  },
+) {
+  const { corpus, n, dim, nq, k, ivf, rand } = c;
+  const ids = new Set<number>();
+  while (ids.size < size) ids.add(Math.floor(rand() * n));
+  const members = [...ids].sort((a, b) => a - b);
+  const queries = new Float32Array(nq * dim);
+  for (let q = 0; q < nq; q++)
+    queries.set(
+      corpus.subarray((members[q % size] as number) * dim, ((members[q % size] as number) + 1) * dim),
+      q * dim,
+    );
+  const reps = 3;
+  let exactMs = 0;
+  let exactIds: BigInt64Array = new BigInt64Array();
+  for (let r = 0; r < reps; r++) {
+    const t1 = performance.now();
+    const vecs = new Float32Array(size * dim);
+    members.forEach((id, i) => {
+      vecs.set(corpus.subarray(id * dim, (id + 1) * dim), i * dim);
+    });
+    const flat = createIndex('Flat', dim, 'ip');
+    await flat.add(
+      vecs,
+      BigInt64Array.from(members, (x) => BigInt(x)),
+    );
+    exactIds = (await flat.search(queries, k)).ids;
+    await flat.close();
+    exactMs += performance.now() - t1;
+  }
+  let selMs = 0;
+  let selIds: BigInt64Array = new BigInt64Array();
+  for (let r = 0; r < reps; r++) {
+    const t1 = performance.now();
+    selIds = (
+      await ivf.search(queries, k, { ids: BigInt64Array.from(members, (x) => BigInt(x)), nprobe: 32 })
+    ).ids;
+    selMs += performance.now() - t1;
+  }
+  let agree = 0;
+  for (let q = 0; q < nq; q++) {
+    const want = new Set(exactIds.slice(q * k, q * k + k));
+    for (const id of selIds.slice(q * k, q * k + k)) if (want.has(id)) agree++;
+  }
+  return { size, exactMs: exactMs / reps, selectorMs: selMs / reps, recall: agree / (nq * k) };
+}
+
 /** Exact flat search over a group's vectors vs the IVF-PQ index with an id selector, by group size. */
 async function crossover(): Promise<void> {
   const n = arg('n', 100_000);
@@ -186,48 +250,7 @@ async function crossover(): Promise<void> {
     '|---|---|---|---|',
   ];
   for (const size of [100, 1000, 5000, 20_000, 50_000, 100_000].filter((s) => s <= n)) {
-    const ids = new Set<number>();
-    while (ids.size < size) ids.add(Math.floor(rand() * n));
-    const members = [...ids].sort((a, b) => a - b);
-    const queries = new Float32Array(nq * dim);
-    for (let q = 0; q < nq; q++)
-      queries.set(
-        corpus.subarray((members[q % size] as number) * dim, ((members[q % size] as number) + 1) * dim),
-        q * dim,
-      );
-    const reps = 3;
-    let exactMs = 0;
-    let exactIds: BigInt64Array = new BigInt64Array();
-    for (let r = 0; r < reps; r++) {
-      const t1 = performance.now();
-      const vecs = new Float32Array(size * dim);
-      members.forEach((id, i) => {
-        vecs.set(corpus.subarray(id * dim, (id + 1) * dim), i * dim);
-      });
-      const flat = createIndex('Flat', dim, 'ip');
-      await flat.add(
-        vecs,
-        BigInt64Array.from(members, (x) => BigInt(x)),
-      );
-      exactIds = (await flat.search(queries, k)).ids;
-      await flat.close();
-      exactMs += performance.now() - t1;
-    }
-    let selMs = 0;
-    let selIds: BigInt64Array = new BigInt64Array();
-    for (let r = 0; r < reps; r++) {
-      const t1 = performance.now();
-      selIds = (
-        await ivf.search(queries, k, { ids: BigInt64Array.from(members, (x) => BigInt(x)), nprobe: 32 })
-      ).ids;
-      selMs += performance.now() - t1;
-    }
-    let agree = 0;
-    for (let q = 0; q < nq; q++) {
-      const want = new Set(exactIds.slice(q * k, q * k + k));
-      for (const id of selIds.slice(q * k, q * k + k)) if (want.has(id)) agree++;
-    }
-    const row = { size, exactMs: exactMs / reps, selectorMs: selMs / reps, recall: agree / (nq * k) };
+    const row = await crossoverAt(size, { corpus, n, dim, nq, k, ivf, rand });
     (result.sizes as unknown[]).push(row);
     lines.push(
       `| ${size} | ${row.exactMs.toFixed(1)} | ${row.selectorMs.toFixed(1)} | ${row.recall.toFixed(3)} |`,

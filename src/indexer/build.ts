@@ -57,31 +57,7 @@ export async function buildIndex(
   const sampleRss = () => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   };
-  for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
-  const out = resolve(options.out);
-  if (existsSync(join(out, 'manifest.json'))) {
-    throw new ParamineError(
-      'CONFLICT',
-      `${out} already holds a finished index; choose another --out or remove it`,
-      {
-        field: 'out',
-      },
-    );
-  }
-  const storeDir = join(out, 'store');
-  const workDir = join(out, 'work');
-  const hasState = existsSync(storeDir);
-  if (hasState && !options.resume) {
-    throw new ParamineError(
-      'CONFLICT',
-      `${out} holds an unfinished build; add --resume to continue it, or remove it`,
-      {
-        field: 'out',
-      },
-    );
-  }
-  mkdirSync(workDir, { recursive: true });
-
+  const { out, storeDir, workDir } = await prepareOut(options);
   const encoder = await Encoder.open(resolveModelDir(options.model));
   const store = SentenceStore.open(storeDir);
   let provided: ProvidedEmbeddings | undefined;
@@ -89,51 +65,13 @@ export async function buildIndex(
     const inputs = options.inputs.map((p) => ({ path: resolve(p), size: statSync(p).size }));
     const model = { id: encoder.modelId, sha256: encoder.onnxSha256, dim: encoder.dim };
     const previous = store.getState<unknown>(STATE_KEY);
-    let state: BuildState;
-    if (previous === undefined) {
-      state = {
-        formatVersion: 1,
-        phase: 'ingest',
-        inputs,
-        model,
-        contentOptions: contentOptions(options),
-        cursor: { fileIndex: 0, record: 0 },
-        nextId: 0,
-        chunks: 0,
-        counters: emptyCounters(),
-        elapsedMs: 0,
-      };
-    } else {
-      state = checkResumable(buildStateSchema.parse(previous), inputs, model, contentOptions(options));
-      log(
-        `resuming at ${state.nextId} sentences (${state.counters.read} records read, phase ${state.phase})`,
-      );
-    }
-
+    let state = startState(previous, inputs, model, options, log);
     if (state.phase === 'ingest') {
-      const totalBytes = inputs.reduce((n, f) => n + f.size, 0);
-      const bar = createProgress({ label: 'embedding', unit: 'sentences', quiet: options.quiet });
       if (options.embeddings) {
         provided = await ProvidedEmbeddings.open(options.embeddings, options.inputs, model);
       }
-      state = await ingest(state, store, encoder, workDir, options, {
-        ...(provided ? { provided } : {}),
-        onCheckpoint: (s, bytes) => {
-          sampleRss();
-          // The total is extrapolated from the share of input bytes read so far.
-          const estimate = bytes > 0 ? Math.round((s.counters.kept * totalBytes) / bytes) : 0;
-          bar.update(s.counters.kept, Math.max(estimate, s.counters.kept), {
-            read: s.counters.read,
-            dups: s.counters.duplicates,
-          });
-        },
-        onBadRecord: (where, message) => log(`skipped ${where}: ${message}`),
-      });
-      bar.stop();
-      state = { ...state, phase: 'index' };
-      await store.commit([], { [STATE_KEY]: state });
+      state = await runIngest(state, { store, encoder, workDir, options, provided, sampleRss, log });
     }
-
     const built = await writeShards({
       out,
       workDir,
@@ -169,6 +107,91 @@ export async function buildIndex(
     await provided?.close();
     await encoder.close();
   }
+}
+
+/** Checks the inputs and the output directory before any work: a finished index is never overwritten. */
+async function prepareOut(options: BuildOptions) {
+  for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
+  const out = resolve(options.out);
+  if (existsSync(join(out, 'manifest.json'))) {
+    throw new ParamineError(
+      'CONFLICT',
+      `${out} already holds a finished index; choose another --out or remove it`,
+      { field: 'out' },
+    );
+  }
+  const storeDir = join(out, 'store');
+  const workDir = join(out, 'work');
+  if (existsSync(storeDir) && !options.resume) {
+    throw new ParamineError(
+      'CONFLICT',
+      `${out} holds an unfinished build; add --resume to continue it, or remove it`,
+      { field: 'out' },
+    );
+  }
+  mkdirSync(workDir, { recursive: true });
+  return { out, storeDir, workDir };
+}
+
+/** A fresh build's state, or the saved one when it may be resumed with these inputs and model. */
+function startState(
+  previous: unknown,
+  inputs: BuildState['inputs'],
+  model: BuildState['model'],
+  options: BuildOptions,
+  log: (line: string) => void,
+): BuildState {
+  if (previous === undefined) {
+    return {
+      formatVersion: 1,
+      phase: 'ingest',
+      inputs,
+      model,
+      contentOptions: contentOptions(options),
+      cursor: { fileIndex: 0, record: 0 },
+      nextId: 0,
+      chunks: 0,
+      counters: emptyCounters(),
+      elapsedMs: 0,
+    };
+  }
+  const state = checkResumable(buildStateSchema.parse(previous), inputs, model, contentOptions(options));
+  log(`resuming at ${state.nextId} sentences (${state.counters.read} records read, phase ${state.phase})`);
+  return state;
+}
+
+/** Phase 1 with its progress bar; the state moves to phase 'index' once every input is embedded. */
+async function runIngest(
+  state: BuildState,
+  ctx: {
+    store: SentenceStore;
+    encoder: Encoder;
+    workDir: string;
+    options: BuildOptions;
+    provided: ProvidedEmbeddings | undefined;
+    sampleRss: () => void;
+    log: (line: string) => void;
+  },
+): Promise<BuildState> {
+  const totalBytes = state.inputs.reduce((n, f) => n + f.size, 0);
+  const bar = createProgress({ label: 'embedding', unit: 'sentences', quiet: ctx.options.quiet });
+  const ingested = await ingest(state, ctx.store, ctx.encoder, ctx.workDir, ctx.options, {
+    ...(ctx.provided ? { provided: ctx.provided } : {}),
+    onCheckpoint: (s, bytes) => {
+      ctx.sampleRss();
+      // The total is extrapolated from the share of input bytes read so far.
+      const estimate = bytes > 0 ? Math.round((s.counters.kept * totalBytes) / bytes) : 0;
+      bar.update(s.counters.kept, Math.max(estimate, s.counters.kept), {
+        read: s.counters.read,
+        dups: s.counters.duplicates,
+      });
+    },
+    onBadRecord: (where, message) => ctx.log(`skipped ${where}: ${message}`),
+  });
+  bar.stop();
+  const next: BuildState = { ...ingested, phase: 'index' };
+  await ctx.store.commit([], { [STATE_KEY]: next });
+  return next;
 }
 
 function checkResumable(

@@ -64,7 +64,13 @@ export function register(program: Command): void {
     .description(
       'domain scores of an index: Moore–Lewis LMs or an embedding classifier (add, list, remove, fit)',
     );
+  addCommand(domain);
+  listCommand(domain);
+  removeCommand(domain);
+  fitCommand(domain);
+}
 
+function addCommand(domain: Command): void {
   domain
     .command('add')
     .description(
@@ -108,7 +114,9 @@ export function register(program: Command): void {
         await encoder?.close();
       }
     });
+}
 
+function listCommand(domain: Command): void {
   domain
     .command('list')
     .description('the domains of an index')
@@ -131,7 +139,9 @@ export function register(program: Command): void {
         );
       }
     });
+}
 
+function removeCommand(domain: Command): void {
   domain
     .command('remove')
     .description('remove a domain and its files')
@@ -141,7 +151,9 @@ export function register(program: Command): void {
       await removeDomain(o.index, o.name);
       process.stdout.write(`removed domain ${o.name}\n`);
     });
+}
 
+function fitCommand(domain: Command): void {
   domain
     .command('fit')
     .description('fit the combined score (cosine, reranker probability, σ of both sides) on labeled pairs')

@@ -225,16 +225,18 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
       return annotations;
     },
     readiness: () => probe.check(),
-    async close() {
-      // Running jobs pause at a batch boundary (committed) before anything they use goes away.
-      for (const j of jobManagers.splice(0)) {
-        await j.manager.close();
-        await j.store.close();
-      }
-      for (const a of annotationStores.splice(0)) await a.close();
-      await closers.closeAll();
-    },
+    close: () => closeService(jobManagers, annotationStores, closers),
   };
+}
+
+async function closeService(jobManagers: Jobs[], annotationStores: AnnotationStore[], closers: Closers) {
+  // Running jobs pause at a batch boundary (committed) before anything they use goes away.
+  for (const j of jobManagers.splice(0)) {
+    await j.manager.close();
+    await j.store.close();
+  }
+  for (const a of annotationStores.splice(0)) await a.close();
+  await closers.closeAll();
 }
 
 function batcherOptions(model: ModelName, given: BatchOptions | undefined, hooks: ServiceHooks) {

@@ -18,64 +18,27 @@
  * keyed (parent context, next word to the left), n-grams a table keyed (context, word), both PairTables of
  * typed arrays, so a lookup walks the history right to left one hash probe per order.
  */
-import { GrowableArray, PairTable } from './pair-table.js';
-import { tokenize } from './tokenize.js';
 
-export const BOS = '<s>';
-export const EOS = '</s>';
-export const UNK = '<unk>';
-const BOS_ID = 0;
-const EOS_ID = 1;
-const UNK_ID = 2;
+import { BOS, BOS_ID, EOS_ID, LmVocabulary, lmTokens } from './lm-vocabulary.js';
+import { GrowableArray, PairTable } from './pair-table.js';
+
+export {
+  BOS,
+  BOS_ID,
+  countTokens,
+  EOS,
+  EOS_ID,
+  LmVocabulary,
+  lmTokens,
+  UNK,
+  UNK_ID,
+} from './lm-vocabulary.js';
+
 /** The empty context (root of the context trie). */
 const ROOT = 0;
 const ROOT_KEY = 0xffffffff;
 export const FALLBACK_DISCOUNTS: readonly [number, number, number] = [0.5, 1, 1.5];
 export const MAX_ORDER = 8;
-
-/** The LM's tokens of a text: tokenize() (normalized, Unicode-aware), lower-cased. */
-export function lmTokens(text: string): string[] {
-  return tokenize(text).map((t) => t.toLowerCase());
-}
-
-/** Word ↔ id; ids 0, 1, 2 are <s>, </s>, <unk>. */
-export class LmVocabulary {
-  readonly words: readonly string[];
-  private readonly ids: Map<string, number>;
-
-  constructor(words: Iterable<string>) {
-    const all = [BOS, EOS, UNK];
-    const seen = new Set(all);
-    for (const w of words) {
-      if (!seen.has(w)) {
-        seen.add(w);
-        all.push(w);
-      }
-    }
-    this.words = all;
-    this.ids = new Map(all.map((w, i) => [w, i]));
-  }
-
-  /** Every word seen at least minCount times (Moore & Lewis: the in-domain words seen twice or more). */
-  static fromCounts(counts: ReadonlyMap<string, number>, minCount = 1): LmVocabulary {
-    const words = [...counts].filter(([, c]) => c >= minCount).map(([w]) => w);
-    return new LmVocabulary(words.sort());
-  }
-
-  get size(): number {
-    return this.words.length;
-  }
-
-  id(word: string): number {
-    return this.ids.get(word) ?? UNK_ID;
-  }
-}
-
-/** Token counts of some texts (for LmVocabulary.fromCounts). */
-export function countTokens(texts: Iterable<string>, into = new Map<string, number>()): Map<string, number> {
-  for (const t of texts) for (const w of lmTokens(t)) into.set(w, (into.get(w) ?? 0) + 1);
-  return into;
-}
 
 export interface KneserNeyInfo {
   order: number;
@@ -416,5 +379,3 @@ export class KneserNeyLM {
     return 2 ** (-log2 / predicted);
   }
 }
-
-export { BOS_ID, EOS_ID, UNK_ID };
