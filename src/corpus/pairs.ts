@@ -1,5 +1,5 @@
 /**
- * Labeled sentence pairs for benchmarks and training (DESIGN.md "Input files", "Labels"), detected from the file:
+ * Labeled sentence pairs for benchmarks and training (docs/formats.md), detected from the file:
  * - `.tsv` / `.csv` with a header naming the two texts (`s1`/`s2`, `sentence1`/`sentence2`, `txt1`/`txt2`, MRPC's
  *   `#1 String`/`#2 String`; case-insensitive) and optionally a label column (`label`, `Quality`). TSV is read
  *   with quoting off (MRPC has bare `"` inside fields); CSV follows RFC 4180 (MultiPIT).

@@ -1,5 +1,5 @@
 /**
- * Streams sentences from corpus files (DESIGN.md "Input files"): .txt one per line, .jsonl objects with
+ * Streams sentences from corpus files (docs/formats.md): .txt one per line, .jsonl objects with
  * `text` (+ `id` and any metadata), .tsv/.csv with a `text` column; any of them gzip-compressed.
  * Each record carries file:line so errors point at it, and a position so a build can resume after it.
  */
