@@ -27,6 +27,8 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   indexer: lazy(async () => (await import('./indexer-bench.js')).indexer),
   serve: lazy(async () => (await import('./serve-bench.js')).serve),
   mine: lazy(async () => (await import('./mine-bench.js')).mine),
+  'bertscore-calibrate': lazy(async () => (await import('./bertscore-calibrate.js')).bertscoreCalibrate),
+  'domain-speed': lazy(async () => (await import('./domain-speed.js')).domainSpeed),
   distractors: async () => registerDistractors,
 };
 
