@@ -29,6 +29,13 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   mine: lazy(async () => (await import('./mine-bench.js')).mine),
   'bertscore-calibrate': lazy(async () => (await import('./bertscore-calibrate.js')).bertscoreCalibrate),
   'domain-speed': lazy(async () => (await import('./domain-speed.js')).domainSpeed),
+  domain: lazy(async () => (await import('./domain-bench.js')).domain),
+  web: lazy(async () => (await import('./web-bench.js')).web),
+  scale: lazy(async () => (await import('./scale-bench.js')).scale),
+  'scopes-nmr': lazy(async () => (await import('./scopes-mining.js')).scopesNmr),
+  'scopes-subsentence': lazy(async () => (await import('./scopes-mining.js')).scopesSubsentence),
+  'scopes-crossover': lazy(async () => (await import('./scopes-vectors.js')).scopesCrossover),
+  'scopes-calibrate': lazy(async () => (await import('./scopes-vectors.js')).scopesCalibrate),
   distractors: async () => registerDistractors,
 };
 

@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/scale-bench.js --dir DIR [--n 10000000] [--nq 1000] [--nprobe 64,128,256]
+ * `paramine bench scale --dir DIR [--n 10000000] [--nq 1000] [--nprobe 64,128,256]
  *   [--python-n 1000000] [--passes 3] [--factory F] [--json out.json] [--md out.md]`
  *
  * A build at 10^7 on one machine, vectors streamed from the seeded generator (scale-vectors.ts), each step
@@ -15,46 +15,33 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { ShardedIndex } from '../index/index.js';
 import { faissVersion } from '../native/index.js';
+import { defineBenchmark, type Log, list } from './harness.js';
 import { PythonFaiss } from './index-python.js';
 
 const DIM = 384;
 const K = 10;
 
-function parse() {
-  const { values } = parseArgs({
-    options: {
-      dir: { type: 'string', default: 'tmp/scale' },
-      n: { type: 'string', default: '10000000' },
-      nq: { type: 'string', default: '1000' },
-      seed: { type: 'string', default: '1234' },
-      nprobe: { type: 'string', default: '64,128,256' },
-      'python-n': { type: 'string', default: '1000000' },
-      python: { type: 'string', default: '.venv-faiss/bin/python' },
-      passes: { type: 'string', default: '3' },
-      factory: { type: 'string' },
-      json: { type: 'string' },
-      md: { type: 'string' },
-    },
-  });
-  return {
-    dir: resolve(values.dir),
-    n: Number(values.n),
-    nq: Number(values.nq),
-    seed: Number(values.seed),
-    nprobes: values.nprobe.split(',').map(Number),
-    pythonN: Number(values['python-n']),
-    python: values.python,
-    passes: Number(values.passes),
-    factory: values.factory,
-    json: values.json,
-    md: values.md,
-  };
-}
-
-type Opts = ReturnType<typeof parse>;
+const schema = z.object({
+  dir: z
+    .string()
+    .min(1)
+    .transform((d) => resolve(d)),
+  n: z.coerce.number().int().min(1000),
+  nq: z.coerce.number().int().min(10),
+  seed: z.coerce.number().int(),
+  nprobe: z
+    .string()
+    .transform((v) => list(v).map(Number))
+    .pipe(z.array(z.number().int().min(1)).min(1)),
+  pythonN: z.coerce.number().int().min(0),
+  python: z.string().min(1),
+  passes: z.coerce.number().int().min(1),
+  factory: z.string().min(1).optional(),
+});
+type Opts = z.output<typeof schema> & { nprobes: number[] };
 
 /** Runs one step in a child process (niced like its parent); resolves to its JSON answer. */
 function step(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -241,8 +228,8 @@ async function compare(o: Opts, plan: { factory: string }, sub: Record<string, u
   }
 }
 
-async function main() {
-  const o = parse();
+async function run(options: z.output<typeof schema>, log: Log) {
+  const o: Opts = { ...options, nprobes: options.nprobe };
   mkdirSync(o.dir, { recursive: true });
   const resultsPath = join(o.dir, 'results.json');
   const results: Record<string, unknown> = existsSync(resultsPath)
@@ -271,6 +258,7 @@ async function main() {
     if (!results[key]) {
       results[key] = await step(name, { ...base, ...args });
       save();
+      log(`${key}: ${JSON.stringify(results[key])}`);
     }
   }
   const built = results.build as { out: string; plan: { factory: string } };
@@ -289,13 +277,64 @@ async function main() {
     );
     save();
   }
-  if (o.json) writeFileSync(o.json, `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(results.search)}\n${JSON.stringify(results.compare ?? {})}\n`);
+  return { result: results, markdown: markdown(results.search as SearchRow[], results.compare as Compared) };
 }
 
-if (process.argv[1]?.endsWith('scale-bench.js')) {
-  main().catch((e: unknown) => {
-    process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
-    process.exit(1);
-  });
+type Compared =
+  | {
+      factory: string;
+      trainRatio: number;
+      fillRatio: number;
+      search: Array<{
+        nprobe: number;
+        ours: { p50Ms: number; recall: number };
+        theirs: { p50Ms: number; recall: number };
+        qpsRatio: number;
+      }>;
+    }
+  | undefined;
+
+function markdown(rows: readonly SearchRow[], compared: Compared): string {
+  const lines = [
+    '| nprobe | efSearch | refine | recall@10 | p50 ms | p99 ms | QPS (single queries) |',
+    '|---:|---:|---|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.nprobe} | ${r.efSearch} | ${r.refine ? 'exact (vectors.f16)' : 'PQ only'} | ${r.recall.toFixed(3)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.qps.toFixed(0)} |`,
+    ),
+    '',
+  ];
+  if (compared) {
+    lines.push(
+      `Python FAISS on the subset (${compared.factory}): train ratio ${compared.trainRatio.toFixed(2)}, fill ratio ${compared.fillRatio.toFixed(2)} (theirs / ours time)`,
+      '',
+      '| nprobe | recall ours / theirs | p50 ms ours / theirs | QPS ratio |',
+      '|---:|---|---|---:|',
+      ...compared.search.map(
+        (c) =>
+          `| ${c.nprobe} | ${c.ours.recall.toFixed(3)} / ${c.theirs.recall.toFixed(3)} | ${c.ours.p50Ms.toFixed(2)} / ${c.theirs.p50Ms.toFixed(2)} | ${c.qpsRatio.toFixed(2)} |`,
+      ),
+      '',
+    );
+  }
+  return lines.join('\n');
 }
+
+export const scale = defineBenchmark({
+  name: 'scale',
+  description:
+    'a 10^7 build from seeded vectors (train, fill, RSS, disk, recall@10, p50/p99) and Python FAISS on a subset',
+  options: (cmd) =>
+    cmd
+      .option('--dir <dir>', 'work folder (steps already done there are kept)', 'tmp/scale')
+      .option('--n <n>', 'vectors', '10000000')
+      .option('--nq <n>', 'queries (exact top 10 by streaming brute force)', '1000')
+      .option('--seed <n>', 'generator seed', '1234')
+      .option('--nprobe <list>', 'nprobe values searched (efSearch = 2 x nprobe)', '64,128,256')
+      .option('--python-n <n>', 'subset built and searched through Python FAISS too (0: none)', '1000000')
+      .option('--python <path>', 'Python with faiss-cpu 1.7.3', '.venv-faiss/bin/python')
+      .option('--passes <n>', 'alternating search passes, best kept', '3')
+      .option('--factory <f>', 'index factory (default: what auto picks for n)'),
+  schema,
+  run,
+});

@@ -2,7 +2,7 @@
  * The web page's weight and its time to first results, in Debian's Chromium (playwright-core, a dev
  * dependency) against `paramine serve` on loopback:
  *
- *   npm run bench:web [-- --index DIR --queries 20 --json FILE]
+ *   paramine bench web [--index DIR --queries 20 --rerank false --json FILE]   (npm run bench:web -- …)
  *
  * Page weight: every response of a cold load of the search page (fresh profile, empty cache), from
  * Chromium's network events (Network.loadingFinished's encodedDataLength: bytes on the wire, headers
@@ -13,36 +13,24 @@
  * of each is reported apart (it pays the models' warm-up). Without --index: indexes/demo (`bash
  * scripts/demo` builds it).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { z } from 'zod';
 import { spawnServe } from '../testing/index.js';
 import { launchChromium } from './chromium.js';
+import { defineBenchmark, type Log } from './harness.js';
 import { machineInfo } from './machine.js';
 
 const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
-const { values: raw } = parseArgs({
-  options: {
-    index: { type: 'string', default: 'indexes/demo' },
-    queries: { type: 'string', default: '20' },
-    rerank: { type: 'string', default: 'true' },
-    json: { type: 'string' },
-  },
+const schema = z.object({
+  index: z.string().min(1),
+  queries: z.coerce.number().int().min(2).max(500),
+  rerank: z.enum(['true', 'false']).transform((v) => v === 'true'),
 });
-const args = z
-  .object({
-    index: z.string().min(1),
-    queries: z.coerce.number().int().min(2).max(500),
-    rerank: z.enum(['true', 'false']).transform((v) => v === 'true'),
-    json: z.string().optional(),
-  })
-  .parse(raw);
-
-const log = (line: string) => process.stderr.write(`bench:web ${line}\n`);
+type Options = z.output<typeof schema>;
 
 interface Resource {
   url: string;
@@ -63,7 +51,7 @@ const summary = (xs: number[]) => ({
   mean: xs.reduce((a, b) => a + b, 0) / xs.length,
 });
 
-async function main(): Promise<void> {
+async function run(args: Options, log: Log) {
   if (!existsSync(join(args.index, 'manifest.json'))) {
     throw new Error(
       `no index at ${args.index}: build the demo one with \`bash scripts/demo\`, or give --index`,
@@ -102,8 +90,7 @@ async function main(): Promise<void> {
         pageOverApiMedian: quantile(pageMs.slice(1), 0.5) / quantile(apiMs.slice(1), 0.5),
       },
     };
-    if (args.json) writeFileSync(args.json, `${JSON.stringify(result, null, 2)}\n`);
-    process.stdout.write(markdown(result));
+    return { result, markdown: markdown(result) };
   } finally {
     await browser.close();
     svc.child.kill('SIGTERM');
@@ -235,7 +222,15 @@ function markdown(r: {
   ].join('\n');
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`bench:web: ${(e as Error).message}\n`);
-  process.exit(1);
+export const web = defineBenchmark({
+  name: 'web',
+  description: "the web page's weight and time to first results in Chromium, against the API alone",
+  options: (cmd) =>
+    cmd
+      .option('--index <dir>', 'index to serve (bash scripts/demo builds indexes/demo)', 'indexes/demo')
+      .option('--queries <n>', 'sentences of the index searched through the page and the API', '20')
+      .option('--rerank <bool>', 'rerank the candidates (true or false)', 'true'),
+  schema,
+  outIsJson: false,
+  run,
 });

@@ -7,7 +7,9 @@
 import { ParamineError } from '../errors.js';
 import type { Pooling } from '../models/dir.js';
 import type { ModelInfo } from '../models/handle.js';
-import { type Batch, floatOutput, ModelRuntime, type RuntimeOptions } from '../models/runtime.js';
+import type { ModelRuntime } from '../models/runtime.js';
+import { type Batch, floatOutput, type RuntimeOptions } from '../models/runtime.js';
+import { RuntimeCore } from '../models/runtime-core.js';
 
 export interface EncoderCoreOptions extends RuntimeOptions {
   /** L2-normalize the vectors (default true: the index uses inner product as cosine). */
@@ -42,16 +44,15 @@ export function checkTexts(texts: unknown): asserts texts is string[] {
 const POOLED_OUTPUT = 'sentence_embedding';
 const TOKEN_OUTPUTS = ['last_hidden_state', 'token_embeddings'];
 
-export class EncoderCore {
+export class EncoderCore extends RuntimeCore {
   readonly dim: number;
   readonly pooling: Pooling;
-  private readonly rt: ModelRuntime;
   private readonly output: string;
   private readonly pooled: boolean;
   private readonly normalize: boolean;
 
   private constructor(rt: ModelRuntime, opts: EncoderCoreOptions) {
-    this.rt = rt;
+    super(rt);
     this.pooling = rt.modelDir.pooling;
     this.normalize = opts.normalize ?? true;
     const names = rt.outputNames;
@@ -75,32 +76,8 @@ export class EncoderCore {
     this.dim = dim;
   }
 
-  static async open(dir: string, opts: EncoderCoreOptions = {}): Promise<EncoderCore> {
-    const rt = await ModelRuntime.open(dir, opts);
-    try {
-      return new EncoderCore(rt, opts);
-    } catch (e) {
-      await rt.close();
-      throw e;
-    }
-  }
-
-  /** Directory name of the model: what an index manifest records next to `onnxSha256`. */
-  get modelId(): string {
-    return this.rt.modelDir.name;
-  }
-
-  get onnxSha256(): string {
-    return this.rt.onnxSha256;
-  }
-
-  /** The ONNX graph used, relative to the model directory (e.g. onnx/model_quantized.onnx). */
-  get onnxFile(): string {
-    return this.rt.modelDir.onnxFile;
-  }
-
-  get maxLength(): number {
-    return this.rt.tokenizer.maxLength;
+  static open(dir: string, opts: EncoderCoreOptions = {}): Promise<EncoderCore> {
+    return RuntimeCore.openWith(dir, opts, (rt) => new EncoderCore(rt, opts));
   }
 
   get info(): EncoderInfo {
@@ -189,10 +166,6 @@ export class EncoderCore {
       else poolRow(t.data, batch.mask, k, L, d, this.pooling, v);
       if (this.normalize) l2normalize(v);
     });
-  }
-
-  async close(): Promise<void> {
-    await this.rt.close();
   }
 }
 

@@ -9,7 +9,9 @@ import { ParamineError } from '../errors.js';
 import { labelsOf } from '../models/dir.js';
 import type { ModelInfo } from '../models/handle.js';
 import type { Calibration, Pair, PairScore } from '../models/ports.js';
-import { type Batch, floatOutput, ModelRuntime, type RuntimeOptions } from '../models/runtime.js';
+import type { ModelRuntime } from '../models/runtime.js';
+import { type Batch, floatOutput, type RuntimeOptions } from '../models/runtime.js';
+import { RuntimeCore } from '../models/runtime-core.js';
 import { positiveLabelsOf } from '../text/labels.js';
 
 export type CrossEncoderCoreOptions = RuntimeOptions;
@@ -33,17 +35,16 @@ export function checkPairs(pairs: unknown): asserts pairs is Pair[] {
   });
 }
 
-export class CrossEncoderCore {
+export class CrossEncoderCore extends RuntimeCore {
   /** Label names in class-id order. */
   readonly labels: readonly string[];
   readonly positiveLabels: readonly string[];
-  private readonly rt: ModelRuntime;
   private readonly output: string;
   /** One logit read as P(labels[1]) through a sigmoid. */
   private readonly sigmoid: boolean;
 
   private constructor(rt: ModelRuntime) {
-    this.rt = rt;
+    super(rt);
     const names = rt.outputNames;
     const output = names.includes('logits') ? 'logits' : names[0];
     if (output === undefined) throw new ParamineError('BAD_CONFIG', `${rt.modelDir.onnxPath} has no outputs`);
@@ -77,26 +78,8 @@ export class CrossEncoderCore {
     this.positiveLabels = declaredPositive(rt, labels);
   }
 
-  static async open(dir: string, opts: CrossEncoderCoreOptions = {}): Promise<CrossEncoderCore> {
-    const rt = await ModelRuntime.open(dir, opts);
-    try {
-      return new CrossEncoderCore(rt);
-    } catch (e) {
-      await rt.close();
-      throw e;
-    }
-  }
-
-  get modelId(): string {
-    return this.rt.modelDir.name;
-  }
-
-  get onnxSha256(): string {
-    return this.rt.onnxSha256;
-  }
-
-  get maxLength(): number {
-    return this.rt.tokenizer.maxLength;
+  static open(dir: string, opts: CrossEncoderCoreOptions = {}): Promise<CrossEncoderCore> {
+    return RuntimeCore.openWith(dir, opts, (rt) => new CrossEncoderCore(rt));
   }
 
   get info(): CrossEncoderInfo {
@@ -106,7 +89,7 @@ export class CrossEncoderCore {
       calibration: this.rt.modelDir.config.paramine?.calibration,
       modelId: this.modelId,
       onnxSha256: this.onnxSha256,
-      onnxFile: this.rt.modelDir.onnxFile,
+      onnxFile: this.onnxFile,
       maxLength: this.maxLength,
     };
   }
@@ -139,10 +122,6 @@ export class CrossEncoderCore {
       });
       out[row] = { label: this.labels[best]!, probabilities };
     });
-  }
-
-  async close(): Promise<void> {
-    await this.rt.close();
   }
 }
 
