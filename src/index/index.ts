@@ -26,6 +26,7 @@ export {
   factoryString,
   type IndexPlan,
   planForFactory,
+  planWithinBudget,
   pqSubquantizers,
   type SearchDefaults,
   searchDefaults,

@@ -12,6 +12,7 @@ import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
 import { SentenceStore } from '../store/index.js';
 import { parseInput } from '../validate.js';
+import { checkBudget } from './budget.js';
 import { ProvidedEmbeddings } from './embeddings.js';
 import { buildGroupTables } from './groups.js';
 import { ingest } from './ingest.js';
@@ -57,6 +58,9 @@ export async function buildIndex(
   const sampleRss = () => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   };
+  for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
+  // Before any work: a collection whose index cannot fit --max-ram is refused here.
+  if (!options.resume || !existsSync(join(resolve(options.out), 'store'))) await checkBudget(options);
   const { out, storeDir, workDir } = await prepareOut(options);
   const encoder = await Encoder.open(resolveModelDir(options.model));
   const store = SentenceStore.open(storeDir);
@@ -111,7 +115,6 @@ export async function buildIndex(
 
 /** Checks the inputs and the output directory before any work: a finished index is never overwritten. */
 async function prepareOut(options: BuildOptions) {
-  for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
   const out = resolve(options.out);
   if (existsSync(join(out, 'manifest.json'))) {
     throw new ParamineError(

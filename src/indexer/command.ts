@@ -19,6 +19,10 @@ export function register(program: Command): void {
       'FAISS factory string, or auto (Flat up to 100k; IVF-PQ above, with an HNSW coarse quantizer from 10^6)',
       'auto',
     )
+    .option(
+      '--max-ram <size>',
+      'RAM the served index may hold, e.g. 16GB: auto picks what fits, else refused before any work',
+    )
     .option('--refine <kind>', 'auto | vectors (exact, from vectors.f16) | sq8 | flat | none', 'auto')
     .option('--shards <n>', 'least number of shards (more when one would exceed --shard-memory)', int, 1)
     .option('--metric <ip|l2>', 'inner product (cosine on unit vectors) or L2', 'ip')
