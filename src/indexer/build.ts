@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { assertReadable } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
+import type { OperatingPoint } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
 import { SentenceStore } from '../store/index.js';
@@ -19,6 +20,7 @@ import { ingest } from './ingest.js';
 import { type BuildOptions, type BuildOptionsInput, buildOptionsSchema } from './options.js';
 import { writeShards } from './shards.js';
 import { type BuildState, buildStateSchema, type Counters, emptyCounters, STATE_KEY } from './state.js';
+import { runTune } from './tune-command.js';
 
 export interface BuildSummary {
   counters: Counters;
@@ -33,6 +35,8 @@ export interface BuildSummary {
   /** The process's peak resident set (getrusage maxrss). */
   peakRssBytes: number;
   resumed: boolean;
+  /** The operating point the tuning made the search defaults (absent: not tuned). */
+  tuned?: OperatingPoint;
 }
 
 /** Options whose change alters the content: a resume must use the same ones. */
@@ -92,6 +96,7 @@ export async function buildIndex(
     state = { ...state, phase: 'done' };
     await store.commit([], { [STATE_KEY]: state });
     if (!options.keepEmbeddings) rmSync(workDir, { recursive: true, force: true });
+    const tuned = await tuneBuilt(out, built.factory, options, log);
     await buildGroupTables(out, options.groupKeys, { quiet: options.quiet, store });
     sampleRss();
     return {
@@ -105,12 +110,28 @@ export async function buildIndex(
       wallMs: Date.now() - started,
       peakRssBytes: Math.max(peakRss, process.resourceUsage().maxRSS * 1024),
       resumed: previous !== undefined,
+      ...(tuned ? { tuned } : {}),
     };
   } finally {
     await store.close();
     await provided?.close();
     await encoder.close();
   }
+}
+
+/** The last step: operating points and tuned search defaults, for IVF indexes that keep their vectors. */
+async function tuneBuilt(
+  out: string,
+  factory: string,
+  options: BuildOptions,
+  log: (line: string) => void,
+): Promise<OperatingPoint | undefined> {
+  if (!options.tune || !/IVF\d/.test(factory) || options.vectors !== 'f16') return undefined;
+  const result = await runTune(
+    { index: out, queries: options.tuneQueries, targetRecall: options.targetRecall, quiet: options.quiet },
+    options.quiet ? () => {} : log,
+  );
+  return result.chosen;
 }
 
 /** Checks the inputs and the output directory before any work: a finished index is never overwritten. */

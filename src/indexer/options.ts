@@ -75,6 +75,12 @@ export const buildOptionsSchema = z.object({
    * build that cannot fit is refused before any work (OVER_BUDGET, naming the budget that would do).
    */
   maxRam: bytes.optional(),
+  /** Measure operating points and set the search defaults after the build (src/index/tune.ts). */
+  tune: z.boolean().default(true),
+  /** Search defaults: the cheapest operating point reaching this recall@10. */
+  targetRecall: z.number().gt(0).max(1).default(0.95),
+  /** Held-out queries the tuning draws from the collection. */
+  tuneQueries: z.number().int().min(10).max(100_000).default(1000),
   /** Shards filled at once. */
   fillJobs: z.number().int().min(1).max(64).default(1),
   /** FAISS threads for training and filling (OpenMP; OpenBLAS too while training). */
