@@ -48,6 +48,13 @@ t.test('streaming brute force: exact, own id left out, any batch size', async (t
     ids.some((id, q) => got.subarray(q * k, (q + 1) * k).includes(BigInt(id))),
     'no query is its own neighbour',
   );
+  const index = await ShardedIndex.open(out);
+  await t.rejects(index.search(queries, k, { recall: 0.9 }), {
+    code: 'BAD_INPUT',
+    field: 'recall',
+    message: /no measured operating points.*paramine tune/,
+  });
+  await index.close();
   await source.close();
 });
 
@@ -116,6 +123,14 @@ t.test('tuned defaults reach the target recall on an independent query sample', 
   });
   const { recall } = recallOf(exact, approx, second.length, k);
   t.ok(recall >= target, `recall@10 with the tuned defaults on the second sample: ${recall.toFixed(4)}`);
+  // recall picks a point: the same results as its settings given explicitly; nprobe beside it wins.
+  const c = index.pointFor(0.9) as { nprobe: number; kFactor: number; efSearch?: number };
+  const few = queries.subarray(0, 20 * dim);
+  t.same((await index.search(few, k, { recall: 0.9 })).ids, (await index.search(few, k, c)).ids);
+  t.same(
+    (await index.search(few, k, { recall: 0.9, nprobe: 1 })).ids,
+    (await index.search(few, k, { ...c, nprobe: 1 })).ids,
+  );
   await index.close();
   await source.close();
 });
