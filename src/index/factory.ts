@@ -193,7 +193,7 @@ export function chooseFactory(options: FactoryOptions): IndexPlan {
     'OVER_BUDGET',
     `no index for ${n} ${dim}-d vectors fits in ${formatBytes(budget)} of RAM; the smallest ` +
       `(${plans.find((p) => p.cost.total.ram === least)?.factory}) needs ${formatBytes(least)}: ` +
-      `give --max-ram ${formatBytes(Math.ceil(least / 1e6) * 1e6).replace(' ', '')} or more`,
+      `give --max-ram ${Math.ceil(least / 1e6)}MB or more`,
     { field: 'maxRam' },
   );
 }
