@@ -127,11 +127,17 @@ async function tuneBuilt(
   log: (line: string) => void,
 ): Promise<OperatingPoint | undefined> {
   if (!options.tune || !/IVF\d/.test(factory) || options.vectors !== 'f16') return undefined;
-  const result = await runTune(
-    { index: out, queries: options.tuneQueries, targetRecall: options.targetRecall, quiet: options.quiet },
-    options.quiet ? () => {} : log,
-  );
-  return result.chosen;
+  try {
+    const result = await runTune(
+      { index: out, queries: options.tuneQueries, targetRecall: options.targetRecall, quiet: options.quiet },
+      options.quiet ? () => {} : log,
+    );
+    return result.chosen;
+  } catch (e) {
+    // The index is complete without it: say so, and how to tune it later.
+    log(`tuning failed (${(e as Error).message}); the index is usable: run paramine tune --index ${out}`);
+    return undefined;
+  }
 }
 
 /** Checks the inputs and the output directory before any work: a finished index is never overwritten. */
