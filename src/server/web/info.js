@@ -111,7 +111,10 @@ function authHeader() {
 }
 
 /** The measured operating points (paramine tune): what a search's `recall` picks from. */
-function OperatingPoints({ points, search, tuning }) {
+function OperatingPoints({ points, search, tuning, factory }) {
+  if (!/IVF\d/.test(factory ?? '')) {
+    return html`<h3>Operating points</h3><p class="muted operating-points">Exact search (${factory}): recall 1 at any setting.</p>`;
+  }
   if (points.length === 0) {
     return html`<h3>Operating points</h3><p class="muted operating-points">Not measured: run <code>paramine tune --index DIR</code>.</p>`;
   }
@@ -157,7 +160,7 @@ export function IndexView({ config }) {
         </tbody></table>`
         : null
     }
-    ${mf ? html`<${OperatingPoints} points=${info.operatingPoints ?? []} search=${mf.search} tuning=${mf.tuning} />` : null}
+    ${mf ? html`<${OperatingPoints} points=${info.operatingPoints ?? []} search=${mf.search} tuning=${mf.tuning} factory=${mf.factory} />` : null}
     <h3>Live</h3>
     <${LiveMetrics} />
   </div>`;
