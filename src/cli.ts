@@ -19,6 +19,7 @@ const program = new Command()
 const registrars: Record<string, () => Promise<{ register: (p: Command) => void }>> = {
   models: () => import('./models/command.js'),
   index: () => import('./indexer/command.js'),
+  tune: () => import('./indexer/tune-command.js'),
   serve: () => import('./server/serve-command.js'),
   query: () => import('./server/query-command.js'),
   groups: () => import('./indexer/groups-command.js'),

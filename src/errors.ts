@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'EMBEDDINGS_MISMATCH'
   | 'UNAUTHORIZED'
   | 'CONFLICT'
+  | 'OVER_BUDGET'
   | 'TIMEOUT'
   | 'UNAVAILABLE'
   | 'OVERLOADED'
@@ -44,6 +45,8 @@ const STATUS: Record<ErrorCode, number> = {
   EMBEDDINGS_MISMATCH: 400,
   UNAUTHORIZED: 401,
   CONFLICT: 409,
+  // No index for the collection fits the RAM budget (--max-ram): the message names the least that would.
+  OVER_BUDGET: 400,
   TIMEOUT: 504,
   UNAVAILABLE: 503,
   // Too much work queued: come back after `retryAfterSeconds` (HTTP: 503 with Retry-After).

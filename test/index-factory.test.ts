@@ -105,7 +105,7 @@ t.test('a RAM budget picks smaller codes, or refuses naming the smallest budget'
   t.equal(fits.pqM, 24, 'PQ48 needs ~700 MB; PQ24 fits');
   t.ok(fits.cost.total.ram <= 500e6);
   t.throws(() => chooseFactory({ n: 10_000_000, dim: 384, maxRamBytes: 50e6 }), {
-    code: 'BAD_INPUT',
+    code: 'OVER_BUDGET',
     message: /needs 3\d\d MB/,
   });
 });

@@ -206,6 +206,7 @@ t.test('the index page', async (t) => {
   t.match(await page.locator('.sentences').textContent(), /^\d+$/);
   await page.locator('.metrics').waitFor();
   t.match(await page.locator('.metrics').textContent(), /candidates returned/);
+  t.match(await page.locator('.operating-points').textContent(), /Exact search \(Flat\)/);
   await browser.screenshot('index');
   t.same(browser.takeErrors(), [], 'no console errors');
 });

@@ -36,6 +36,7 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   'scopes-subsentence': lazy(async () => (await import('./scopes-mining.js')).scopesSubsentence),
   'scopes-crossover': lazy(async () => (await import('./scopes-vectors.js')).scopesCrossover),
   'scopes-calibrate': lazy(async () => (await import('./scopes-vectors.js')).scopesCalibrate),
+  tune: lazy(async () => (await import('./tune-bench.js')).tune),
   distractors: async () => registerDistractors,
 };
 

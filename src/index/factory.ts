@@ -64,6 +64,8 @@ export interface IndexPlan extends IndexShape {
   cost: IndexCost;
   /** Why, one clause per decision. */
   reasons: string[];
+  /** The RAM budget it was chosen under (`--max-ram`) and its expected RAM. */
+  budget?: { maxRamBytes: number; ram: number };
   reason: string;
 }
 
@@ -170,25 +172,73 @@ export function chooseFactory(options: FactoryOptions): IndexPlan {
   const maxTrain = Math.min(n, positiveInt(options.maxTrainingVectors ?? n, 'maxTrainingVectors'));
   const plans: IndexPlan[] = [];
   const cap = floorPow2(maxTrain / Math.max(perList, MIN_POINTS_PER_CENTROID));
+  const budget = options.maxRamBytes;
   if (n <= flatMax || cap < 16) {
     plans.push(flatPlan(n, dim, metric, `n = ${n} <= ${flatMax}: exact search is affordable`));
-  } else {
-    plans.push(ivfPlan(n, dim, metric, options, perList, maxTrain, cap));
-    // Smaller codes for a RAM budget: same structure, PQ halved down to 8 bytes a vector.
-    for (let bytes = plans[0]!.pqM / 2; bytes >= 8 && options.maxRamBytes !== undefined; bytes /= 2) {
-      plans.push(ivfPlan(n, dim, metric, { ...options, refine: 'none' }, perList, maxTrain, cap, bytes));
-    }
   }
-  if (options.maxRamBytes === undefined) return plans[0]!;
-  const fits = plans.find((p) => p.cost.total.ram <= (options.maxRamBytes as number));
-  if (fits) return fits;
+  // Under a budget Flat may not fit a small collection either: IVF-PQ is the fallback then.
+  if (cap >= 16 && (n > flatMax || budget !== undefined)) {
+    plans.push(...ivfPlans(n, dim, metric, options, perList, maxTrain, cap, budget !== undefined));
+  }
+  if (budget === undefined) return plans[0]!;
+  const fits = plans.find((p) => p.cost.total.ram <= budget);
+  const skipped = plans
+    .filter((p) => p.cost.total.ram > budget)
+    .map(
+      (p) => `${p.factory}${p.refine === 'sq8' ? ' + SQ8 refine' : ''} (${formatBytes(p.cost.total.ram)})`,
+    );
+  if (fits) return withBudget(fits, n, budget, fits === plans[0] ? [] : skipped);
   const least = Math.min(...plans.map((p) => p.cost.total.ram));
   throw new ParamineError(
-    'BAD_INPUT',
-    `no index for ${n} ${dim}-d vectors fits in ${formatBytes(options.maxRamBytes)} of RAM; the smallest ` +
-      `(${plans.find((p) => p.cost.total.ram === least)?.factory}) needs ${formatBytes(least)}`,
+    'OVER_BUDGET',
+    `no index for ${n} ${dim}-d vectors fits in ${formatBytes(budget)} of RAM; the smallest ` +
+      `(${plans.find((p) => p.cost.total.ram === least)?.factory}) needs ${formatBytes(least)}: ` +
+      `give --max-ram ${Math.ceil(least / 1e6)}MB or more`,
     { field: 'maxRam' },
   );
+}
+
+/**
+ * The IVF-PQ candidates, best expected recall first: the default shape; then, under a budget, the same
+ * codes without an in-RAM refine (sq8/flat), then PQ codes halved down to 8 bytes a vector, each still
+ * re-scored from the memory-mapped vectors.f16 when it is kept (no RAM), else OPQ-rotated.
+ */
+function ivfPlans(
+  n: number,
+  dim: number,
+  metric: 'ip' | 'l2',
+  options: FactoryOptions,
+  perList: number,
+  maxTrain: number,
+  cap: number,
+  budgeted: boolean,
+): IndexPlan[] {
+  const first = ivfPlan(n, dim, metric, options, perList, maxTrain, cap);
+  if (!budgeted) return [first];
+  const plans = [first];
+  const cheap: RefineKind = options.vectorsKept ? 'vectors' : 'none';
+  const lean = { ...options, refine: cheap };
+  if (first.refine !== cheap) plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap));
+  const bytes0 = (first.pqM * first.pqBits) / 8;
+  for (let bytes = bytes0 / 2; bytes >= 8; bytes /= 2) {
+    plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap, bytes));
+  }
+  return plans;
+}
+
+/** The plan with the budget's arithmetic among its reasons (it goes into the manifest's build plan). */
+function withBudget(plan: IndexPlan, n: number, budget: number, skipped: string[]): IndexPlan {
+  const c = plan.cost;
+  const parts = Object.entries(c.parts)
+    .map(([k, v]) => `${v} B ${k}`)
+    .join(' + ');
+  const line =
+    `RAM budget ${formatBytes(budget)}: ${n} x (${parts}) = ${formatBytes(n * c.perVector.ram)} + fixed ` +
+    `${formatBytes(c.fixed.ram)} = ${formatBytes(c.total.ram)} <= ${formatBytes(budget)}` +
+    (c.total.mapped > 0 ? `; memory-mapped, outside the budget: ${formatBytes(c.total.mapped)}` : '') +
+    (skipped.length > 0 ? `; over budget: ${skipped.join(', ')}` : '');
+  const reasons = [...plan.reasons, line];
+  return { ...plan, reasons, reason: reasons.join('; '), budget: { maxRamBytes: budget, ram: c.total.ram } };
 }
 
 function ivfPlan(
@@ -339,4 +389,19 @@ export function planForFactory(
     `search: nprobe ${search.nprobe}${search.efSearch ? `, efSearch ${search.efSearch}` : ''}, kFactor ${search.kFactor}`,
   ];
   return { ...shape, factory, trainSize, training, search, cost, reasons, reason: reasons.join('; ') };
+}
+
+/** A given factory's plan under a RAM budget: refused (OVER_BUDGET) above it, else with its arithmetic. */
+export function planWithinBudget(plan: IndexPlan, budget: number | undefined): IndexPlan {
+  if (budget === undefined) return plan;
+  const n = plan.cost.total.n;
+  if (plan.cost.total.ram > budget) {
+    throw new ParamineError(
+      'OVER_BUDGET',
+      `${plan.factory} for ${n} ${plan.dim}-d vectors needs ${formatBytes(plan.cost.total.ram)} of RAM, more ` +
+        `than --max-ram ${formatBytes(budget)}: raise it, or leave --factory auto to pick one that fits`,
+      { field: 'maxRam' },
+    );
+  }
+  return withBudget(plan, n, budget, []);
 }

@@ -19,6 +19,7 @@ export {
   type RefineKind,
   trainingRam,
 } from './cost.js';
+export { type ExactOptions, exactTopK } from './exact.js';
 export {
   chooseFactory,
   type FactoryOptions,
@@ -26,6 +27,7 @@ export {
   factoryString,
   type IndexPlan,
   planForFactory,
+  planWithinBudget,
   pqSubquantizers,
   type SearchDefaults,
   searchDefaults,
@@ -45,8 +47,11 @@ export {
   MANIFEST_FILE,
   type Manifest,
   ManifestSchema,
+  type OperatingPoint,
+  pickOperatingPoint,
   readManifest,
   shardFileName,
+  type Tuning,
   VECTORS_FILE,
 } from './manifest.js';
 export {
@@ -61,4 +66,15 @@ export {
 export { prng, sampleIds, spread, type VectorSource } from './source.js';
 export { mergeTopK } from './topk.js';
 export { type TrainOptions, type TrainProgress, type TrainStage, trainIndex } from './train.js';
+export {
+  heldOutIds,
+  paretoFront,
+  recallOf,
+  type TuneOptions,
+  type TuneResult,
+  tunable,
+  tuneIndex,
+  tuneIndexDir,
+  withOperatingPoints,
+} from './tune.js';
 export { VectorFile } from './vectors.js';

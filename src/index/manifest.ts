@@ -16,6 +16,68 @@ export function shardFileName(i: number): string {
 /** The kept embeddings (see vectors.ts): one fixed name, so a manifest cannot point outside its directory. */
 export const VECTORS_FILE = 'vectors.f16';
 
+/**
+ * A measured search setting (tune.ts): recall@k against exact search on held-out queries of the
+ * collection, and single-query latency. The manifest keeps the Pareto front (no point is both slower
+ * and less accurate than another), cheapest first.
+ */
+export const OperatingPointSchema = z.object({
+  nprobe: z.number().int().positive(),
+  efSearch: z.number().int().positive().optional(),
+  kFactor: z.number().min(1),
+  recall: z.number().min(0).max(1),
+  /** Standard error of `recall` (over queries): picking allows for it, so a new sample reaches it too. */
+  recallStderr: z.number().min(0).optional(),
+  p50Ms: z.number().nonnegative(),
+  p99Ms: z.number().nonnegative(),
+});
+export type OperatingPoint = z.infer<typeof OperatingPointSchema>;
+
+/** How the operating points were measured. */
+export const TuningSchema = z.object({
+  k: z.number().int().positive(),
+  queries: z.number().int().positive(),
+  latencyQueries: z.number().int().positive(),
+  targetRecall: z.number().min(0).max(1),
+  /** Whether some point reached the target (else the defaults are the most accurate point). */
+  reached: z.boolean(),
+  seed: z.number().int(),
+  settings: z.number().int().nonnegative(),
+  threads: z.number().int().positive().optional(),
+  ms: z.number().nonnegative(),
+  measuredAt: z.iso.datetime(),
+});
+export type Tuning = z.infer<typeof TuningSchema>;
+
+/** One-sided 95% (normal quantile): a point "reaches" r when recall - Z * stderr >= r. */
+export const RECALL_Z = 1.645;
+
+/** Lower 95% bound of a point's recall: what a new sample of queries can expect at least. */
+export function recallBound(p: OperatingPoint): number {
+  return p.recall - RECALL_Z * (p.recallStderr ?? 0);
+}
+
+/**
+ * The cheapest point whose recall reaches `recall` with 95% confidence (recallBound); the most accurate
+ * one when none does.
+ */
+export function pickOperatingPoint(
+  points: readonly OperatingPoint[],
+  recall: number,
+): OperatingPoint | undefined {
+  const reaching = points.filter((p) => recallBound(p) >= recall);
+  let best: OperatingPoint | undefined;
+  for (const p of reaching.length > 0 ? reaching : points) {
+    const better =
+      best === undefined ||
+      (reaching.length > 0
+        ? p.p50Ms < best.p50Ms || (p.p50Ms === best.p50Ms && p.recall > best.recall)
+        : p.recall > best.recall);
+    if (better) best = p;
+  }
+  return best;
+}
+
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'a lowercase hex sha256');
 
 export const ManifestSchema = z.object({
@@ -45,6 +107,9 @@ export const ManifestSchema = z.object({
     efSearch: z.number().int().positive().optional(),
     refine: z.literal('vectors').optional(),
   }),
+  /** Measured search settings, cheapest first (`paramine tune`; absent before it ran). */
+  operatingPoints: z.array(OperatingPointSchema).optional(),
+  tuning: TuningSchema.optional(),
   /** How it was built: the factory plan, training sample size, anything the indexer records. */
   build: z.record(z.string(), z.unknown()),
   /** Every vector as IEEE half floats, row i = id i (absent in indexes built without them, or before). */

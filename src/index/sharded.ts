@@ -21,6 +21,7 @@ import {
   MANIFEST_FORMAT,
   MANIFEST_VERSION,
   type Manifest,
+  pickOperatingPoint,
   readManifest,
   shardFileName,
   writeManifest,
@@ -50,6 +51,11 @@ export interface OpenOptions {
 
 /** Search parameters per call; each defaults to the manifest's. */
 export interface ShardSearchParams extends AnnSearchParams {
+  /**
+   * Pick the cheapest measured operating point (manifest `operatingPoints`, see tune.ts) whose recall@10
+   * reaches this; nprobe / efSearch / kFactor given beside it win. Exact (Flat) indexes ignore it.
+   */
+  recall?: number;
   /** Re-score with the exact vectors (indexes whose manifest says refine 'vectors'); default true there. */
   refine?: boolean;
 }
@@ -182,7 +188,7 @@ export class ShardedIndex {
    * max(k, MAX_K), then the exact top k of them); the merged top k is exact with respect to the shards.
    */
   async search(queries: Float32Array, k: number, options: ShardSearchParams = {}): Promise<SearchResult> {
-    const d = this.manifest.search;
+    const d = { ...this.manifest.search, ...this.pointFor(options.recall) };
     const kFactor = options.kFactor ?? d.kFactor;
     const efSearch = options.efSearch ?? d.efSearch;
     const params: AnnSearchParams = {
@@ -198,6 +204,25 @@ export class ShardedIndex {
     const merged = parts.length === 1 ? parts[0]! : mergeTopK(parts, nq, fetch, this.metric);
     if (!rescore) return merged;
     return (this.#vectors as HalfVectors).rescore(queries, merged.ids, k, this.metric);
+  }
+
+  /** The search settings of the operating point for `recall` (undefined: none asked, or exact index). */
+  pointFor(recall: number | undefined): { nprobe: number; kFactor: number; efSearch?: number } | undefined {
+    if (recall === undefined || !/IVF\d/.test(this.manifest.factory)) return undefined;
+    const point = pickOperatingPoint(this.manifest.operatingPoints ?? [], recall);
+    if (!point) {
+      throw new ParamineError(
+        'BAD_INPUT',
+        `the index has no measured operating points to meet recall ${recall}: run \`paramine tune --index ` +
+          `${this.dir}\`, or give nprobe`,
+        { field: 'recall' },
+      );
+    }
+    return {
+      nprobe: point.nprobe,
+      kFactor: point.kFactor,
+      ...(point.efSearch === undefined ? {} : { efSearch: point.efSearch }),
+    };
   }
 
   async close(): Promise<void> {

@@ -8,16 +8,19 @@ import { join, resolve } from 'node:path';
 import { assertReadable } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
+import type { OperatingPoint } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
 import { SentenceStore } from '../store/index.js';
 import { parseInput } from '../validate.js';
+import { checkBudget } from './budget.js';
 import { ProvidedEmbeddings } from './embeddings.js';
 import { buildGroupTables } from './groups.js';
 import { ingest } from './ingest.js';
 import { type BuildOptions, type BuildOptionsInput, buildOptionsSchema } from './options.js';
 import { writeShards } from './shards.js';
 import { type BuildState, buildStateSchema, type Counters, emptyCounters, STATE_KEY } from './state.js';
+import { runTune } from './tune-command.js';
 
 export interface BuildSummary {
   counters: Counters;
@@ -32,6 +35,8 @@ export interface BuildSummary {
   /** The process's peak resident set (getrusage maxrss). */
   peakRssBytes: number;
   resumed: boolean;
+  /** The operating point the tuning made the search defaults (absent: not tuned). */
+  tuned?: OperatingPoint;
 }
 
 /** Options whose change alters the content: a resume must use the same ones. */
@@ -57,6 +62,9 @@ export async function buildIndex(
   const sampleRss = () => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   };
+  for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
+  // Before any work: a collection whose index cannot fit --max-ram is refused here.
+  if (!options.resume || !existsSync(join(resolve(options.out), 'store'))) await checkBudget(options);
   const { out, storeDir, workDir } = await prepareOut(options);
   const encoder = await Encoder.open(resolveModelDir(options.model));
   const store = SentenceStore.open(storeDir);
@@ -88,6 +96,7 @@ export async function buildIndex(
     state = { ...state, phase: 'done' };
     await store.commit([], { [STATE_KEY]: state });
     if (!options.keepEmbeddings) rmSync(workDir, { recursive: true, force: true });
+    const tuned = await tuneBuilt(out, built.factory, options, log);
     await buildGroupTables(out, options.groupKeys, { quiet: options.quiet, store });
     sampleRss();
     return {
@@ -101,6 +110,7 @@ export async function buildIndex(
       wallMs: Date.now() - started,
       peakRssBytes: Math.max(peakRss, process.resourceUsage().maxRSS * 1024),
       resumed: previous !== undefined,
+      ...(tuned ? { tuned } : {}),
     };
   } finally {
     await store.close();
@@ -109,9 +119,29 @@ export async function buildIndex(
   }
 }
 
+/** The last step: operating points and tuned search defaults, for IVF indexes that keep their vectors. */
+async function tuneBuilt(
+  out: string,
+  factory: string,
+  options: BuildOptions,
+  log: (line: string) => void,
+): Promise<OperatingPoint | undefined> {
+  if (!options.tune || !/IVF\d/.test(factory) || options.vectors !== 'f16') return undefined;
+  try {
+    const result = await runTune(
+      { index: out, queries: options.tuneQueries, targetRecall: options.targetRecall, quiet: options.quiet },
+      options.quiet ? () => {} : log,
+    );
+    return result.chosen;
+  } catch (e) {
+    // The index is complete without it: say so, and how to tune it later.
+    log(`tuning failed (${(e as Error).message}); the index is usable: run paramine tune --index ${out}`);
+    return undefined;
+  }
+}
+
 /** Checks the inputs and the output directory before any work: a finished index is never overwritten. */
 async function prepareOut(options: BuildOptions) {
-  for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
   const out = resolve(options.out);
   if (existsSync(join(out, 'manifest.json'))) {
     throw new ParamineError(

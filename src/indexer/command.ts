@@ -19,6 +19,18 @@ export function register(program: Command): void {
       'FAISS factory string, or auto (Flat up to 100k; IVF-PQ above, with an HNSW coarse quantizer from 10^6)',
       'auto',
     )
+    .option(
+      '--max-ram <size>',
+      'RAM the served index may hold, e.g. 16GB: auto picks what fits, else refused before any work',
+    )
+    .option('--no-tune', 'skip measuring operating points after the build (Flat indexes never tune)')
+    .option(
+      '--target-recall <r>',
+      'search defaults: the cheapest operating point reaching this recall@10',
+      Number,
+      0.95,
+    )
+    .option('--tune-queries <n>', 'held-out queries drawn from the collection for the tuning', int, 1000)
     .option('--refine <kind>', 'auto | vectors (exact, from vectors.f16) | sq8 | flat | none', 'auto')
     .option('--shards <n>', 'least number of shards (more when one would exceed --shard-memory)', int, 1)
     .option('--metric <ip|l2>', 'inner product (cosine on unit vectors) or L2', 'ip')
@@ -77,6 +89,12 @@ export function register(program: Command): void {
             `(empty ${c.empty}, short ${c.short}, long ${c.long}), bad records ${c.bad}`,
           `  vectors ${s.vectors} in ${s.shards} shard(s), factory ${s.factory}`,
           `  ${s.reason}`,
+          ...(s.tuned
+            ? [
+                `  search defaults nprobe ${s.tuned.nprobe}${s.tuned.efSearch ? `, efSearch ${s.tuned.efSearch}` : ''}, ` +
+                  `kFactor ${s.tuned.kFactor}: recall@10 ${s.tuned.recall}, p50 ${s.tuned.p50Ms} ms (tuned)`,
+              ]
+            : []),
           `  training ${formatDuration(s.trainMs / 1000)}, filling ${formatDuration(s.fillMs / 1000)}, ` +
             `wall time ${formatDuration(s.wallMs / 1000)}, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
           '',

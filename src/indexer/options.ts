@@ -25,17 +25,14 @@ export function parseBytes(text: string): number | undefined {
 }
 
 /** A byte size given as a number or a string with a unit. */
-const bytes = z.union([
-  z.number().int().positive(),
-  z.string().transform((s, ctx) => {
-    const v = parseBytes(s);
-    if (v === undefined || v <= 0) {
-      ctx.addIssue({ code: 'custom', message: `"${s}" is not a size (e.g. 2GB, 512MiB)` });
-      return z.NEVER;
-    }
-    return v;
-  }),
-]);
+const bytes = z.union([z.number(), z.string()]).transform((input, ctx) => {
+  const v = typeof input === 'number' ? input : parseBytes(input);
+  if (v === undefined || !Number.isSafeInteger(v) || v <= 0) {
+    ctx.addIssue({ code: 'custom', message: `"${input}" is not a size (e.g. 2GB, 512MiB)` });
+    return z.NEVER;
+  }
+  return v;
+});
 
 export const buildOptionsSchema = z.object({
   inputs: z.array(z.string().min(1)).min(1, 'give at least one --input file'),
@@ -72,6 +69,18 @@ export const buildOptionsSchema = z.object({
   trainMemory: bytes.default(2 ** 30),
   /** One shard's working set while it is filled (codes + ids, inverted lists grow by doubling). */
   shardMemory: bytes.default(2 * 2 ** 30),
+  /**
+   * RAM the served index may hold (codes, ids, coarse quantizer, in-RAM refine codes; memory-mapped
+   * vectors.f16 aside): auto picks the best plan under it, a given factory is checked against it, and a
+   * build that cannot fit is refused before any work (OVER_BUDGET, naming the budget that would do).
+   */
+  maxRam: bytes.optional(),
+  /** Measure operating points and set the search defaults after the build (src/index/tune.ts). */
+  tune: z.boolean().default(true),
+  /** Search defaults: the cheapest operating point reaching this recall@10. */
+  targetRecall: z.number().gt(0).max(1).default(0.95),
+  /** Held-out queries the tuning draws from the collection. */
+  tuneQueries: z.number().int().min(10).max(100_000).default(1000),
   /** Shards filled at once. */
   fillJobs: z.number().int().min(1).max(64).default(1),
   /** FAISS threads for training and filling (OpenMP; OpenBLAS too while training). */

@@ -21,6 +21,7 @@ import {
   type Manifest,
   type ModelRef,
   planForFactory,
+  planWithinBudget,
   sampleIds,
   shardFileName,
   splitRange,
@@ -75,7 +76,9 @@ export function buildPlan(options: BuildOptions, n: number, dim: number): IndexP
       field: 'refine',
     });
   }
-  return options.factory === 'auto' ? chooseFactory(common) : planForFactory(options.factory, common);
+  return options.factory === 'auto'
+    ? chooseFactory({ ...common, ...(options.maxRam === undefined ? {} : { maxRamBytes: options.maxRam }) })
+    : planWithinBudget(planForFactory(options.factory, common), options.maxRam);
 }
 
 /** Shards: at least the requested count, more when one would exceed shardMemory while filled. */

@@ -8,7 +8,7 @@
  * differently; so index sentences are always scored in the same fixed blocks of ids, and a mean does not
  * depend on which job batch asked for it first (a resumed job computes exactly the same margins).
  */
-import { type AnnIndex, cosineOf } from '../search/core.js';
+import { type AnnIndex, type AnnOptions, cosineOf } from '../search/core.js';
 
 /** Ids per canonical block. */
 const BLOCK = 64;
@@ -20,7 +20,7 @@ export class NeighbourhoodMeans {
   constructor(
     private readonly index: AnnIndex,
     private readonly k: number,
-    private readonly nprobe: number | undefined,
+    private readonly params: AnnOptions,
     ntotal: number,
   ) {
     this.means = new Float32Array(ntotal).fill(Number.NaN);
@@ -31,8 +31,7 @@ export class NeighbourhoodMeans {
     const n = selfIds.length;
     if (n === 0) return [];
     const fetch = this.k + 1;
-    const options = this.nprobe === undefined ? {} : { nprobe: this.nprobe };
-    const { distances, ids } = await this.index.search(vectors, fetch, options);
+    const { distances, ids } = await this.index.search(vectors, fetch, this.params);
     const out: number[] = [];
     for (let q = 0; q < n; q++) {
       let sum = 0;

@@ -4,12 +4,21 @@
  * negative mining turns around: a negative is a top-k candidate the job would not accept.
  */
 import { ParamineError } from '../errors.js';
+import type { AnnOptions } from '../search/core.js';
 import { evaluateFilter, filterLabels } from '../search/lexical.js';
 import type { Candidate, SearchOptions } from '../search/types.js';
 import type { GroupTables, Meta } from '../store/index.js';
 import { checkScope } from './scoped.js';
 import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
 import { withoutLengthBounds } from './subsentence.js';
+
+/** What the job asks of the index besides k: nprobe, or a recall to meet. */
+export function annOptionsOf(spec: JobSpec): AnnOptions {
+  return {
+    ...(spec.nprobe === undefined ? {} : { nprobe: spec.nprobe }),
+    ...(spec.recall === undefined ? {} : { recall: spec.recall }),
+  };
+}
 
 /** The core's options for a job. Negatives: no filters in the core, the job applies them turned around. */
 export function searchOptionsOf(spec: JobSpec): SearchOptions {
@@ -19,6 +28,7 @@ export function searchOptionsOf(spec: JobSpec): SearchOptions {
     k: spec.k,
     candidates: spec.k,
     ...(spec.nprobe === undefined ? {} : { nprobe: spec.nprobe }),
+    ...(spec.recall === undefined ? {} : { recall: spec.recall }),
     rerank: spec.rerank !== undefined,
     ...(spec.domain === undefined ? {} : { domain: spec.domain }),
     ...(spec.rerank?.labels && !negatives ? { labels: spec.rerank.labels } : {}),

@@ -16,7 +16,7 @@ import { dedupKey } from '../text/index.js';
 import { pairKey, UnionFind } from './cluster.js';
 import { openJobSource } from './grouped-source.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
-import { acceptsPair, excludedBySameKey, searchOptionsOf } from './pairs.js';
+import { acceptsPair, annOptionsOf, excludedBySameKey, searchOptionsOf } from './pairs.js';
 import { type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
 import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
@@ -87,7 +87,7 @@ export async function runJob(
     spec,
     options: searchOptionsOf(spec),
     margins: spec.margin
-      ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, spec.nprobe, ctx.index.ntotal)
+      ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, annOptionsOf(spec), ctx.index.ntotal)
       : undefined,
     scoped: scopedSearch(ctx, spec),
   };
@@ -110,6 +110,7 @@ function scopedSearch(ctx: JobContext, spec: JobSpec): ScopedSearch | undefined 
     dim: ctx.core.dim,
     ann: ctx.ann as unknown as SelectiveIndex,
     nprobe: spec.nprobe,
+    recall: spec.recall,
   });
 }
 

@@ -36,7 +36,7 @@ export interface SelectiveIndex {
   search(
     queries: Float32Array,
     k: number,
-    options?: { nprobe?: number; ids?: BigInt64Array },
+    options?: { nprobe?: number; recall?: number; ids?: BigInt64Array },
   ): Promise<{ distances: Float32Array; ids: BigInt64Array }>;
   readonly metric: 'ip' | 'l2';
   readonly supportsIdSelector?: boolean;
@@ -50,6 +50,7 @@ export interface ScopeParts {
   dim: number;
   ann?: SelectiveIndex | undefined;
   nprobe?: number | undefined;
+  recall?: number | undefined;
 }
 
 /** Whether a job searches scopes (excludeSame alone filters a global search instead). */
@@ -254,6 +255,7 @@ export class ScopedSearch {
       const r = await ann.search(queries, k, {
         ids: BigInt64Array.from(unit.ids, (x) => BigInt(x)),
         ...(this.parts.nprobe === undefined ? {} : { nprobe: this.parts.nprobe }),
+        ...(this.parts.recall === undefined ? {} : { recall: this.parts.recall }),
       });
       const cosines = ann.metric === 'ip' ? r.distances : r.distances.map((d) => 1 - d / 2);
       return { ids: r.ids, cosines };

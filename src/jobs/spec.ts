@@ -107,6 +107,8 @@ export const jobSpecSchema = z
     /** Neighbours examined per query sentence (paraphrase_mining's top_k). */
     k: z.number().int().min(1).max(MAX_JOB_K).default(10),
     nprobe: z.number().int().min(1).max(65536).optional(),
+    /** Wanted recall@10 of the ANN search: the index's cheapest operating point reaching it. */
+    recall: z.number().gt(0).max(1).optional(),
     minCosine: z.number().min(-1).max(1).optional(),
     /**
      * Ratio margin (Artetxe & Schwenk 2019): cos(x, y) / ((mean cos of x to its k nearest neighbours +

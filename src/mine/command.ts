@@ -31,6 +31,7 @@ interface MineFlags {
   resume: boolean;
   k: number;
   nprobe?: number;
+  recall?: number;
   minCosine?: number;
   marginK?: number;
   minMargin?: number;
@@ -105,6 +106,7 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
     }),
     ...defined({
       nprobe: o.nprobe,
+      recall: o.recall,
       minCosine: o.minCosine,
       excludeSame: o.excludeSame,
       exactMax: o.exactMax,
@@ -169,6 +171,7 @@ export function register(program: Command): void {
     .option('--resume', 'continue the interrupted job in --state', false)
     .option('--k <n>', 'neighbours examined per sentence', num, 10)
     .option('--nprobe <n>', 'IVF lists visited per query', num)
+    .option('--recall <r>', "wanted recall@10: the index's cheapest operating point reaching it", num)
     .option('--min-cosine <x>', 'drop pairs below this cosine', num)
     .option('--margin-k <n>', 'score pairs by ratio margin over k neighbours (Artetxe & Schwenk)', num)
     .option('--min-margin <x>', 'drop pairs below this margin (e.g. 1.06)', num)

@@ -32,8 +32,14 @@ export interface AnnIndex {
   search(
     queries: Float32Array,
     k: number,
-    options?: { nprobe?: number },
+    options?: AnnOptions,
   ): Promise<{ distances: Float32Array; ids: BigInt64Array }>;
+}
+
+/** What a search asks of the index: lists visited, or a recall to meet (an operating point). */
+export interface AnnOptions {
+  nprobe?: number;
+  recall?: number;
 }
 
 export type Stage = 'encode' | 'search' | 'rerank';
@@ -146,7 +152,10 @@ export class SearchCore {
     const depth = depthOf(options, reranker !== undefined);
     // One extra neighbour per excluded id or duplicate: the query itself is usually the first hit.
     const fetch = depth + (options.excludeDuplicates || context.excludeIds ? 1 : 0);
-    const nprobe = options.nprobe === undefined ? {} : { nprobe: options.nprobe };
+    const nprobe: AnnOptions = {
+      ...(options.nprobe === undefined ? {} : { nprobe: options.nprobe }),
+      ...(options.recall === undefined ? {} : { recall: options.recall }),
+    };
     const qd = options.domain
       ? await queryDomain(
           this.#parts.domains,
@@ -210,7 +219,7 @@ export class SearchCore {
     vectors: Float32Array,
     n: number,
     fetch: number,
-    nprobe: { nprobe?: number },
+    nprobe: AnnOptions,
     hits: ReadonlyArray<readonly Hit[]> | undefined,
     qd: QueryDomain | undefined,
   ): Promise<{ rows: ReadonlyArray<readonly Hit[]>; ms: number }> {

@@ -15,6 +15,11 @@ export const searchOptionsSchema = z
     /** ANN candidates fetched (and reranked when rerank is on); at least k. */
     candidates: z.number().int().min(1).max(MAX_CANDIDATES).optional(),
     nprobe: z.number().int().min(1).max(65536).optional(),
+    /**
+     * Wanted recall@10 of the ANN search: the cheapest operating point of the index reaching it (see
+     * GET /v1/index); nprobe given beside it wins.
+     */
+    recall: z.number().gt(0).max(1).optional(),
     rerank: z.boolean().default(true),
     /** Keep only candidates whose predicted label is one of these. */
     labels: z.array(z.string().min(1)).min(1).optional(),

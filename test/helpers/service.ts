@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AnnotationStore } from '../../src/annotations/index.js';
 import { buildIndex } from '../../src/indexer/build.js';
+import type { BuildOptionsInput } from '../../src/indexer/options.js';
 import type { JobManager, JobStore } from '../../src/jobs/index.js';
 import { type AppOptions, buildApp } from '../../src/server/app.js';
 import { type AppContext, DEFAULT_LIMITS } from '../../src/server/context.js';
@@ -55,10 +56,17 @@ export async function startTestService(
   lines = 200,
   reranker = HAS_RERANKER,
   options: Partial<ServiceOptions> = {},
+  build: Partial<BuildOptionsInput> = {},
 ): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'paramine-service-'));
   const index = join(dir, 'index');
-  await buildIndex({ inputs: [demoSlice(dir, lines)], out: index, model: 'all-minilm-l6-v2', quiet: true });
+  await buildIndex({
+    inputs: [demoSlice(dir, lines)],
+    out: index,
+    model: 'all-minilm-l6-v2',
+    quiet: true,
+    ...build,
+  });
   const metrics = new Metrics();
   const service = await openService({
     index,

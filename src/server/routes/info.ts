@@ -23,7 +23,10 @@ export const infoRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     return { id, ...rec };
   });
 
-  app.get('/v1/index', async () => ({ ...service.indexInfo(), sentences: service.store.count }));
+  app.get('/v1/index', async () => {
+    const info = service.indexInfo();
+    return { ...info, sentences: service.store.count, operatingPoints: info.manifest.operatingPoints ?? [] };
+  });
 
   // What the web page's domain filter offers: every domain with its σ distribution and fit, if any.
   app.get('/v1/domains', async () => ({

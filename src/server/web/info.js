@@ -110,6 +110,29 @@ function authHeader() {
   return key ? { authorization: `Bearer ${key}` } : {};
 }
 
+/** The measured operating points (paramine tune): what a search's `recall` picks from. */
+function OperatingPoints({ points, search, tuning, factory }) {
+  if (!/IVF\d/.test(factory ?? '')) {
+    return html`<h3>Operating points</h3><p class="muted operating-points">Exact search (${factory}): recall 1 at any setting.</p>`;
+  }
+  if (points.length === 0) {
+    return html`<h3>Operating points</h3><p class="muted operating-points">Not measured: run <code>paramine tune --index DIR</code>.</p>`;
+  }
+  const isDefault = (p) =>
+    p.nprobe === search.nprobe && p.kFactor === search.kFactor && p.efSearch === search.efSearch;
+  return html`<h3>Operating points</h3>
+    <p class="muted">recall@${tuning?.k ?? 10} against exact search on ${tuning?.queries ?? '?'} held-out sentences;
+      single-query latency of the index alone. A search's <code>recall</code> picks the cheapest row reaching it.</p>
+    <table class="operating-points"><thead><tr><th>nprobe</th><th>efSearch</th><th>k-factor</th><th>recall</th><th>p50</th><th>p99</th><th></th></tr></thead>
+      <tbody>${points.map(
+        (
+          p,
+        ) => html`<tr class=${isDefault(p) ? 'default' : ''}><td>${p.nprobe}</td><td>${p.efSearch ?? '—'}</td><td>${p.kFactor}</td>
+          <td>${num(p.recall, 3)}</td><td>${num(p.p50Ms, 2)} ms</td><td>${num(p.p99Ms, 2)} ms</td>
+          <td>${isDefault(p) ? html`<span class="pill">default</span>` : ''}</td></tr>`,
+      )}</tbody></table>`;
+}
+
 export function IndexView({ config }) {
   const [info, setInfo] = useState(null);
   const [error, setError] = useState('');
@@ -131,12 +154,13 @@ export function IndexView({ config }) {
           <tr><th>reranker labels</th><td>${config.reranker ? config.reranker.labels.join(', ') : 'no reranker'}</td></tr>
           <tr><th>FAISS</th><td><code>${mf.factory}</code> ${mf.faissVersion ? html`<span class="muted">${mf.faissVersion}</span>` : null}</td></tr>
           <tr><th>shards</th><td>${(mf.shards ?? []).map((s) => html`<span class="pill">${s.file ?? ''} ${s.count ?? s.ntotal ?? ''}</span>`)}</td></tr>
-          <tr><th>search defaults</th><td>nprobe ${mf.search?.nprobe ?? '—'}, k-factor ${mf.search?.kFactor ?? '—'}, k ${config.search.defaults.k}</td></tr>
+          <tr><th>search defaults</th><td>nprobe ${mf.search?.nprobe ?? '—'}${mf.search?.efSearch ? `, efSearch ${mf.search.efSearch}` : ''}, k-factor ${mf.search?.kFactor ?? '—'}, k ${config.search.defaults.k}</td></tr>
           <tr><th>limits</th><td>${Object.entries(config.search.limits).map(([k, v]) => html`<span class="pill">${k} ${v}</span>`)}</td></tr>
           <tr><th>created</th><td>${mf.createdAt}</td></tr>
         </tbody></table>`
         : null
     }
+    ${mf ? html`<${OperatingPoints} points=${info.operatingPoints ?? []} search=${mf.search} tuning=${mf.tuning} factory=${mf.factory} />` : null}
     <h3>Live</h3>
     <${LiveMetrics} />
   </div>`;

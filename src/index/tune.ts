@@ -1,0 +1,322 @@
+/**
+ * Tuning an index against exact ground truth:
+ *
+ *   1. `queries` held-out queries: a seeded sample of the collection's own stored vectors (vectors.f16),
+ *      each left out of its own results (as a mining job leaves a sentence out of its neighbours);
+ *   2. their exact top k by streaming brute force over the stored vectors (exact.ts: bounded memory);
+ *   3. a sweep of nprobe, the HNSW quantizer's efSearch and the refine factor (kFactor): recall@k of each
+ *      setting on all queries (batched), and single-query latency p50 / p99 on `latencyQueries` of them;
+ *   4. the Pareto front (cheapest first) becomes the manifest's `operatingPoints`, and the search
+ *      defaults the cheapest point that reaches `targetRecall` (the most accurate one if none does).
+ *
+ * Every search runs in the native addon's worker threads; this module only times and counts.
+ */
+import { ParamineError } from '../errors.js';
+import { getNumThreads } from '../native/index.js';
+import { exactTopK } from './exact.js';
+import {
+  type Manifest,
+  type OperatingPoint,
+  pickOperatingPoint,
+  readManifest,
+  recallBound,
+  type Tuning,
+  writeManifest,
+} from './manifest.js';
+import { ShardedIndex, type ShardSearchParams } from './sharded.js';
+import { sampleIds, type VectorSource } from './source.js';
+import { VectorFile } from './vectors.js';
+
+export interface TuneOptions {
+  /** Held-out queries drawn from the collection (default 1000). */
+  queries?: number;
+  /** Recall is measured at k (default 10). */
+  k?: number;
+  /** Defaults become the cheapest point reaching it (default 0.95). */
+  targetRecall?: number;
+  /** Queries timed one at a time for p50 / p99 (default 300, at most `queries`). */
+  latencyQueries?: number;
+  seed?: number;
+  /** Settings swept; defaults follow the index (powers of two up to nlist; kFactor only with a refine). */
+  nprobes?: number[];
+  kFactors?: number[];
+  /** efSearch as multiples of nprobe (HNSW coarse quantizer only; default 1, 2, 4). */
+  efFactors?: number[];
+  /** Ids that must not be drawn as queries (e.g. another sample kept for checking). */
+  avoidIds?: ReadonlySet<number>;
+  /** Rows per brute-force batch (exact.ts). */
+  batchRows?: number;
+  onProgress?: (p: { stage: 'truth' | 'sweep'; done: number; total: number }) => void;
+  signal?: AbortSignal;
+}
+
+export interface TuneResult {
+  /** Every setting measured, in sweep order. */
+  measured: OperatingPoint[];
+  /** The Pareto front, cheapest first. */
+  front: OperatingPoint[];
+  chosen: OperatingPoint;
+  tuning: Tuning;
+}
+
+/** Queries that hold out their own id: a seeded sample of ids, avoiding `avoid`. */
+export function heldOutIds(n: number, m: number, seed: number, avoid?: ReadonlySet<number>): number[] {
+  const want = Math.min(m, n - (avoid?.size ?? 0));
+  if (!avoid || avoid.size === 0) return sampleIds(n, want, seed);
+  const ids = sampleIds(n, Math.min(n, want + avoid.size), seed).filter((id) => !avoid.has(id));
+  return ids.slice(0, want);
+}
+
+/** Points no other point beats on both latency (p50) and recall, cheapest first. */
+export function paretoFront(points: readonly OperatingPoint[]): OperatingPoint[] {
+  const sorted = [...points].sort((a, b) => a.p50Ms - b.p50Ms || b.recall - a.recall);
+  const front: OperatingPoint[] = [];
+  for (const p of sorted) if (front.length === 0 || p.recall > front[front.length - 1]!.recall) front.push(p);
+  return front;
+}
+
+/**
+ * Share of each exact top-k row found in the approximate one: the mean over queries, and its standard
+ * error (how far another sample of queries may land).
+ */
+export function recallOf(
+  exact: BigInt64Array,
+  approx: BigInt64Array,
+  nq: number,
+  k: number,
+): { recall: number; stderr: number } {
+  let sum = 0;
+  let squares = 0;
+  let counted = 0;
+  for (let q = 0; q < nq; q++) {
+    const want = new Set<bigint>();
+    for (let j = 0; j < k; j++) {
+      const id = exact[q * k + j]!;
+      if (id >= 0n) want.add(id);
+    }
+    if (want.size === 0) continue;
+    let hits = 0;
+    for (let j = 0; j < k; j++) if (want.has(approx[q * k + j]!)) hits++;
+    const r = hits / want.size;
+    sum += r;
+    squares += r * r;
+    counted++;
+  }
+  if (counted === 0) return { recall: 1, stderr: 0 };
+  const mean = sum / counted;
+  const variance = counted > 1 ? Math.max(0, (squares - counted * mean * mean) / (counted - 1)) : 0;
+  return { recall: mean, stderr: Math.sqrt(variance / counted) };
+}
+
+/** k neighbours per query row with its own id dropped (searched k + 1 deep). */
+async function searchHeldOut(
+  index: ShardedIndex,
+  queries: Float32Array,
+  ids: readonly number[],
+  k: number,
+  params: ShardSearchParams,
+): Promise<BigInt64Array> {
+  const nq = ids.length;
+  const r = await index.search(queries, k + 1, params);
+  const out = new BigInt64Array(nq * k).fill(-1n);
+  for (let q = 0; q < nq; q++) {
+    const self = BigInt(ids[q]!);
+    let j = 0;
+    for (let c = 0; c <= k && j < k; c++) {
+      const id = r.ids[q * (k + 1) + c]!;
+      if (id !== self && id >= 0n) out[q * k + j++] = id;
+    }
+  }
+  return out;
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+}
+
+interface Grid {
+  nprobes: number[];
+  kFactors: number[];
+  /** undefined: no HNSW quantizer. */
+  efFactors: Array<number | undefined>;
+}
+
+function gridFor(manifest: Manifest, options: TuneOptions): Grid {
+  const nlist = Number(manifest.build.plan && (manifest.build.plan as { nlist?: unknown }).nlist) || 0;
+  const lists = nlist > 0 ? nlist : nlistOf(manifest.factory);
+  const nprobes = options.nprobes ?? powersUpTo(Math.min(lists, 4096));
+  const refined = manifest.search.refine === 'vectors' || /,R/.test(manifest.factory);
+  const kFactors = options.kFactors ?? (refined ? [1, 2, 4, 8, 16] : [manifest.search.kFactor]);
+  const hnsw = /_HNSW/.test(manifest.factory);
+  const efFactors = hnsw ? (options.efFactors ?? [1, 2, 4]) : [undefined];
+  return { nprobes, kFactors, efFactors };
+}
+
+function nlistOf(factory: string): number {
+  return Number(/IVF(\d+)/.exec(factory)?.[1] ?? 1);
+}
+
+function powersUpTo(max: number): number[] {
+  const out: number[] = [];
+  for (let p = 1; p < max; p *= 2) out.push(p);
+  out.push(max);
+  return out;
+}
+
+/** Measures one setting: recall on every query (batched), latency on the first `singles` (one by one). */
+async function measure(
+  index: ShardedIndex,
+  queries: Float32Array,
+  ids: readonly number[],
+  exact: BigInt64Array,
+  k: number,
+  singles: number,
+  params: ShardSearchParams,
+): Promise<OperatingPoint> {
+  const approx = await searchHeldOut(index, queries, ids, k, params);
+  const { recall, stderr } = recallOf(exact, approx, ids.length, k);
+  const dim = index.dim;
+  const times: number[] = [];
+  for (let q = 0; q < singles; q++) {
+    const t0 = performance.now();
+    await index.search(queries.subarray(q * dim, (q + 1) * dim), k + 1, params);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    nprobe: params.nprobe as number,
+    ...(params.efSearch === undefined ? {} : { efSearch: params.efSearch }),
+    kFactor: params.kFactor as number,
+    recall: Math.round(recall * 10_000) / 10_000,
+    recallStderr: Math.round(stderr * 100_000) / 100_000,
+    p50Ms: round(quantile(times, 0.5)),
+    p99Ms: round(quantile(times, 0.99)),
+  };
+}
+
+/** The sweep (see the module doc) over an open index whose stored vectors are `source`. */
+export async function tuneIndex(
+  index: ShardedIndex,
+  source: VectorSource,
+  options: TuneOptions = {},
+): Promise<TuneResult> {
+  const started = performance.now();
+  const manifest = index.manifest;
+  const k = options.k ?? 10;
+  const target = options.targetRecall ?? 0.95;
+  const seed = options.seed ?? 20;
+  const ids = heldOutIds(source.count, options.queries ?? 1000, seed, options.avoidIds);
+  if (ids.length === 0) throw new ParamineError('BAD_INPUT', 'no queries to tune with', { field: 'queries' });
+  const queries = await source.readIds(ids);
+  const exact = await exactTopK(source, queries, k, index.metric, {
+    excludeIds: ids,
+    ...(options.batchRows === undefined ? {} : { batchRows: options.batchRows }),
+    onProgress: (done, total) => options.onProgress?.({ stage: 'truth', done, total }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  const singles = Math.min(ids.length, options.latencyQueries ?? 300);
+  const grid = gridFor(manifest, options);
+  const total = grid.nprobes.length * grid.kFactors.length * grid.efFactors.length;
+  const measured: OperatingPoint[] = [];
+  // Warm-up: first touches of the lists and of vectors.f16 are page faults, not search time.
+  await searchHeldOut(index, queries, ids, k, { nprobe: grid.nprobes[grid.nprobes.length - 1] ?? 1 });
+  // And of the single-query path (JIT, thread pool), so the first setting timed is not the slowest.
+  for (let q = 0; q < Math.min(singles, 50); q++) {
+    await index.search(queries.subarray(q * index.dim, (q + 1) * index.dim), k + 1, { nprobe: 1 });
+  }
+  let series = 0;
+  const seen = new Set<string>();
+  for (const kFactor of grid.kFactors) {
+    for (const ef of grid.efFactors) {
+      let previous = -1;
+      for (const [i, nprobe] of grid.nprobes.entries()) {
+        options.signal?.throwIfAborted();
+        const efSearch = ef === undefined ? undefined : Math.max(16, ef * nprobe);
+        const params = { nprobe, kFactor, ...(efSearch === undefined ? {} : { efSearch }) };
+        const key = `${nprobe}/${kFactor}/${efSearch}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const point = await measure(index, queries, ids, exact, k, singles, params);
+        measured.push(point);
+        options.onProgress?.({ stage: 'sweep', done: series * grid.nprobes.length + i + 1, total });
+        // Saturated: more lists add time, not recall.
+        if (point.recall >= 0.9999 || (nprobe >= 16 && point.recall - previous < 0.0005)) break;
+        previous = point.recall;
+      }
+      options.onProgress?.({ stage: 'sweep', done: ++series * grid.nprobes.length, total });
+    }
+  }
+  const front = paretoFront(measured);
+  const chosen = pickOperatingPoint(front, target) as OperatingPoint;
+  const tuning: Tuning = {
+    k,
+    queries: ids.length,
+    latencyQueries: singles,
+    targetRecall: target,
+    reached: recallBound(chosen) >= target,
+    seed,
+    settings: measured.length,
+    threads: getNumThreads().omp,
+    ms: Math.round(performance.now() - started),
+    measuredAt: new Date().toISOString(),
+  };
+  return { measured, front, chosen, tuning };
+}
+
+/** The manifest with the tuning's operating points, and search defaults at its chosen point. */
+export function withOperatingPoints(manifest: Manifest, result: TuneResult): Manifest {
+  const { chosen } = result;
+  const { efSearch: _ef, ...search } = manifest.search;
+  return {
+    ...manifest,
+    search: {
+      ...search,
+      nprobe: chosen.nprobe,
+      kFactor: chosen.kFactor,
+      ...(chosen.efSearch === undefined ? {} : { efSearch: chosen.efSearch }),
+    },
+    operatingPoints: result.front,
+    tuning: result.tuning,
+  };
+}
+
+/** Whether tuning means anything for this index (Flat is exact: recall 1 at any setting). */
+export function tunable(manifest: Manifest): boolean {
+  return /IVF\d/.test(manifest.factory);
+}
+
+/**
+ * Tunes the index in `dir` (opened as it is served) against its vectors.f16 and rewrites its manifest
+ * (atomically) with the operating points and the new defaults.
+ */
+export async function tuneIndexDir(dir: string, options: TuneOptions = {}): Promise<TuneResult> {
+  const manifest = await readManifest(dir);
+  if (!tunable(manifest)) {
+    throw new ParamineError('BAD_INPUT', `${dir} holds a ${manifest.factory} index: exact, nothing to tune`, {
+      field: 'index',
+    });
+  }
+  const source = await VectorFile.open(dir);
+  if (!source) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      `${dir} keeps no vectors.f16 (built with --vectors none): tuning draws its queries and exact ` +
+        'neighbours from them',
+      { field: 'index' },
+    );
+  }
+  try {
+    const index = await ShardedIndex.open(dir);
+    try {
+      const result = await tuneIndex(index, source, options);
+      await writeManifest(dir, withOperatingPoints(await readManifest(dir), result));
+      return result;
+    } finally {
+      await index.close();
+    }
+  } finally {
+    await source.close();
+  }
+}

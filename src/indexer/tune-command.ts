@@ -1,0 +1,95 @@
+/**
+ * `paramine tune --index DIR`: measures an index's operating points against exact ground truth and makes
+ * the cheapest one reaching --target-recall its search defaults (src/index/tune.ts). Also the last step
+ * of `paramine index` (tuneBuilt), unless --no-tune.
+ */
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { type OperatingPoint, type TuneResult, tuneIndexDir } from '../index/index.js';
+import { setNumThreads } from '../native/index.js';
+import { createProgress, formatDuration } from '../progress.js';
+import { parseInput } from '../validate.js';
+
+export const tuneOptionsSchema = z.object({
+  index: z.string().min(1),
+  /** Held-out queries (at least 1,000 for the issue's evidence; fewer for a quick look). */
+  queries: z.coerce.number().int().min(10).max(100_000).default(1000),
+  targetRecall: z.coerce.number().gt(0).max(1).default(0.95),
+  k: z.coerce.number().int().min(1).max(100).default(10),
+  latencyQueries: z.coerce.number().int().min(10).max(100_000).default(300),
+  seed: z.coerce.number().int().default(20),
+  threads: z.coerce.number().int().min(1).max(1024).optional(),
+  quiet: z.boolean().default(false),
+});
+export type TuneCommandOptions = z.input<typeof tuneOptionsSchema>;
+
+/** One line per point: the table `paramine tune` prints (and BENCHMARKS.md quotes). */
+export function formatPoints(points: readonly OperatingPoint[], chosen?: OperatingPoint): string[] {
+  const head = '  nprobe  efSearch  kFactor  recall@k   p50 ms   p99 ms';
+  return [
+    head,
+    ...points.map(
+      (p) =>
+        `  ${String(p.nprobe).padStart(6)}  ${String(p.efSearch ?? '-').padStart(8)}  ${String(p.kFactor).padStart(7)}` +
+        `  ${p.recall.toFixed(4).padStart(8)}  ${p.p50Ms.toFixed(3).padStart(7)}  ${p.p99Ms.toFixed(3).padStart(7)}` +
+        (p === chosen ? '  <- default' : ''),
+    ),
+  ];
+}
+
+/** Runs the tuning with progress bars; returns what it measured. */
+export async function runTune(input: TuneCommandOptions, log: (line: string) => void): Promise<TuneResult> {
+  const o = parseInput(tuneOptionsSchema, input, 'options');
+  if (o.threads !== undefined) setNumThreads(o.threads);
+  const truth = createProgress({ label: 'exact top-k', unit: 'vectors', quiet: o.quiet });
+  const sweep = createProgress({ label: 'tuning', unit: 'settings', quiet: o.quiet });
+  const result = await tuneIndexDir(o.index, {
+    queries: o.queries,
+    targetRecall: o.targetRecall,
+    k: o.k,
+    latencyQueries: o.latencyQueries,
+    seed: o.seed,
+    onProgress: (p) => {
+      if (p.stage === 'truth') {
+        truth.update(p.done, p.total);
+        if (p.done === p.total) truth.stop();
+      } else sweep.update(p.done, p.total);
+    },
+  });
+  sweep.stop();
+  const t = result.tuning;
+  log(
+    `tuned ${o.index}: ${t.settings} settings on ${t.queries} held-out queries (latency on ${t.latencyQueries}, ` +
+      `${t.threads} threads) in ${formatDuration(t.ms / 1000)}; operating points (Pareto front):`,
+  );
+  for (const line of formatPoints(result.front, result.chosen)) log(line);
+  const c = result.chosen;
+  log(
+    t.reached
+      ? `search defaults: nprobe ${c.nprobe}${c.efSearch ? `, efSearch ${c.efSearch}` : ''}, kFactor ${c.kFactor} ` +
+          `(cheapest reaching recall@${t.k} ${t.targetRecall})`
+      : `no setting reached recall@${t.k} ${t.targetRecall}; defaults are the most accurate point (${c.recall})`,
+  );
+  return result;
+}
+
+const num = (v: string) => Number(v);
+
+export function register(program: Command): void {
+  program
+    .command('tune')
+    .description(
+      "measure an index's operating points (recall@10 vs exact search, latency) and set its search defaults",
+    )
+    .requiredOption('--index <dir>', 'index directory (its vectors.f16 gives queries and exact neighbours)')
+    .option('--queries <n>', 'held-out queries drawn from the collection', num, 1000)
+    .option('--target-recall <r>', 'search defaults: the cheapest point reaching this recall@k', num, 0.95)
+    .option('--k <n>', 'recall is measured at k', num, 10)
+    .option('--latency-queries <n>', 'queries timed one at a time for p50/p99', num, 300)
+    .option('--seed <n>', 'seed of the query sample', num, 20)
+    .option('--threads <n>', 'FAISS threads while searching', num)
+    .option('--quiet', 'no progress output', false)
+    .action(async (o: Record<string, unknown>) => {
+      await runTune(o as TuneCommandOptions, (line) => process.stdout.write(`${line}\n`));
+    });
+}
