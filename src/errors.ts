@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'EMBEDDINGS_MISMATCH'
   | 'UNAUTHORIZED'
   | 'CONFLICT'
+  | 'LOCKED'
   | 'TIMEOUT'
   | 'UNAVAILABLE'
   | 'OVERLOADED'
@@ -44,6 +45,8 @@ const STATUS: Record<ErrorCode, number> = {
   EMBEDDINGS_MISMATCH: 400,
   UNAUTHORIZED: 401,
   CONFLICT: 409,
+  // Another live process runs this directory (jobs, annotations): see src/store/lock.ts.
+  LOCKED: 409,
   TIMEOUT: 504,
   UNAVAILABLE: 503,
   // Too much work queued: come back after `retryAfterSeconds` (HTTP: 503 with Retry-After).
