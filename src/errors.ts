@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'UNAUTHORIZED'
   | 'CONFLICT'
   | 'OVER_BUDGET'
+  | 'LOCKED'
   | 'TIMEOUT'
   | 'UNAVAILABLE'
   | 'OVERLOADED'
@@ -47,6 +48,8 @@ const STATUS: Record<ErrorCode, number> = {
   CONFLICT: 409,
   // No index for the collection fits the RAM budget (--max-ram): the message names the least that would.
   OVER_BUDGET: 400,
+  // Another live process runs this directory (jobs, annotations): see src/store/lock.ts.
+  LOCKED: 409,
   TIMEOUT: 504,
   UNAVAILABLE: 503,
   // Too much work queued: come back after `retryAfterSeconds` (HTTP: 503 with Retry-After).

@@ -1,9 +1,17 @@
-import { copyFileSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { ParamineError } from '../src/errors.js';
-import { createIndex, type Metric, maxK, readIndex } from '../src/native/index.js';
+import { createIndex, HalfVectors, kmeans, type Metric, maxK, readIndex } from '../src/native/index.js';
 import { denseIds, gaussianVectors } from '../src/testing/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-native-errors-'));
@@ -208,6 +216,93 @@ t.test('mmap indexes are read-only (the FAISS path would abort the process)', as
   const r = await mapped.search(query, 3, { nprobe: 8 });
   t.equal(r.ids[0], 0n, 'still searchable');
   await Promise.all([index, mapped, clone].map((x) => x.close()));
+});
+
+t.test('huge finite components are refused (FAISS k-means asserts on overflowed distances)', async (t) => {
+  // Regression (native fuzz): 3e38 passes an isfinite check, squared distances overflow to Infinity,
+  // k-means assigns a point to centroid -1 and Clustering.cpp's assert aborts the process.
+  const poisoned = withNaN(data, 17, 3e38);
+  for (const factory of ['IVF4,PQ4np', 'IVF8,Flat', 'IVF8,SQ8']) {
+    const index = createIndex(factory, dim, 'l2');
+    await t.rejects(index.train(poisoned), { code: 'BAD_INPUT', message: /beyond/ }, factory);
+    await index.close();
+  }
+  await t.rejects(kmeans(withNaN(data, 3, -1e20), dim, 4), { code: 'BAD_INPUT' });
+  const flat = createIndex('Flat', dim, 'l2');
+  await t.rejects(flat.add(withNaN(data, 5, 1e16), ids), { code: 'BAD_INPUT' });
+  await t.rejects(flat.search(withNaN(query, 1, 1e30), 3), { code: 'BAD_INPUT' });
+  await flat.add(withNaN(data, 5, 1e6), ids); // large but sane values are fine
+  await flat.close();
+});
+
+t.test('write replaces the file atomically: a memory-mapped reader of the old file survives', async (t) => {
+  // Regression (native fuzz): write truncated the target in place; an index that had it mmap'd then
+  // read pages past the new end of file and died of SIGBUS.
+  const a = await trainedIvf();
+  const path = join(dir, 'replaced.faiss');
+  await a.write(path);
+  const mapped = await readIndex(path, { mmap: true });
+  const small = createIndex('Flat', dim, 'ip');
+  await small.add(data.subarray(0, dim), denseIds(1));
+  await small.write(path);
+  const r = await mapped.search(query, 3, { nprobe: 8 });
+  t.equal(r.ids[0], 0n, 'the old mapping still answers');
+  t.equal((await readIndex(path)).ntotal, 1, 'the file is the new index');
+  await t.rejects(a.write(join(dir, 'no', 'such', 'dir', 'x.faiss')), { code: 'FAISS_ERROR' });
+  t.same(
+    readdirSync(dir).filter((f) => f.includes('.tmp-')),
+    [],
+    'no temporary file left behind',
+  );
+  await Promise.all([a, mapped, small].map((x) => x.close()));
+});
+
+t.test('id selectors and rescoring with ids out of range', async (t) => {
+  const index = await trainedIvf();
+  for (const bad of [-(2n ** 63n), -1n, 2n ** 63n - 1n, 10_000_000n]) {
+    const r = await index.search(query, 3, { nprobe: 8, ids: BigInt64Array.from([bad, 1n, 2n]) });
+    t.same([...r.ids].sort(), [-1n, 1n, 2n].sort(), `selector with ${bad}: only the real ids come back`);
+  }
+  await t.rejects(index.search(query, 3, { ids: loose<BigInt64Array>([1, 2]) }), { code: 'BAD_INPUT' });
+  await index.close();
+
+  const path = join(dir, 'half.f16');
+  writeFileSync(path, new Uint8Array(2 * dim * 10));
+  const hv = await HalfVectors.open(path, dim);
+  for (const bad of [10n, 11n, 2n ** 62n, 2n ** 63n - 1n]) {
+    await t.rejects(
+      hv.rescore(query, BigInt64Array.from([0n, bad]), 2, 'ip'),
+      { code: 'BAD_INPUT' },
+      `id ${bad}`,
+    );
+  }
+  await t.rejects(hv.rescore(query.subarray(1), BigInt64Array.from([0n]), 1, 'ip'), { code: 'BAD_INPUT' });
+  await t.rejects(hv.rescore(query, BigInt64Array.from([0n]), 1, loose<Metric>('cos')), {
+    code: 'BAD_INPUT',
+  });
+  const ok = await hv.rescore(query, BigInt64Array.from([3n, -1n, -(2n ** 63n)]), 3, 'l2');
+  t.same([...ok.ids], [3n, -1n, -1n], "negative ids are empty slots (FAISS's -1), not reads");
+  await hv.close();
+  await t.rejects(hv.rescore(query, BigInt64Array.from([0n]), 1, 'ip'), { code: 'INDEX_CLOSED' });
+  t.resolves(hv.close(), 'closing twice is fine');
+});
+
+t.test('concurrent close: racing searches, adds and closes all settle, nothing crashes', async (t) => {
+  for (let round = 0; round < 20; round++) {
+    const index = await trainedIvf();
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 12; i++) {
+      calls.push(index.search(query, 5, { nprobe: 4 }));
+      if (i % 3 === 0) calls.push(index.add(data.subarray(0, 10 * dim), denseIds(10, 10_000 + i * 10)));
+      if (i === round % 12) calls.push(index.close(), index.close());
+      if (i % 4 === 0) calls.push(index.write(join(dir, `race-${round}.faiss`)));
+    }
+    const settled = await Promise.allSettled(calls);
+    for (const s of settled) {
+      if (s.status === 'rejected') t.equal((s.reason as ParamineError).code, 'INDEX_CLOSED');
+    }
+    t.equal(index.closed, true);
+  }
 });
 
 t.test('the process survived every error above', async (t) => {

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
+import { DirLock } from '../store/index.js';
 import type { AnnotationScheme, Decision } from './schemes.js';
 
 /** One annotation; the export writes it as it is (the pair format's keys plus these extras). */
@@ -70,8 +71,11 @@ export class AnnotationStore {
   private readonly meta: Database<number, string>;
   private closed = false;
 
-  private constructor(root: RootDatabase) {
+  private readonly lock: DirLock;
+
+  private constructor(root: RootDatabase, lock: DirLock) {
     this.root = root;
+    this.lock = lock;
     this.records = root.openDB<Annotation, number>({ name: 'annotations', encoding: 'msgpack' });
     this.byId = root.openDB<number, string>({ name: 'by-id', encoding: 'msgpack' });
     this.meta = root.openDB<number, string>({ name: 'meta', encoding: 'msgpack' });
@@ -80,9 +84,18 @@ export class AnnotationStore {
   static open(dir: string): AnnotationStore {
     try {
       mkdirSync(dir, { recursive: true });
-      const path = join(dir, 'annotations.lmdb');
-      return new AnnotationStore(open({ path, mapSize: 2 ** 36, maxDbs: 4, noMemInit: true }));
     } catch (e) {
+      throw new ParamineError(
+        'BAD_FILE',
+        `cannot create the annotation directory ${dir}: ${(e as Error).message}`,
+      );
+    }
+    const lock = DirLock.acquire(dir, 'the annotation directory');
+    try {
+      const path = join(dir, 'annotations.lmdb');
+      return new AnnotationStore(open({ path, mapSize: 2 ** 36, maxDbs: 4, noMemInit: true }), lock);
+    } catch (e) {
+      lock.release();
       throw new ParamineError(
         'BAD_FILE',
         `cannot open the annotation store at ${dir}: ${(e as Error).message}`,
@@ -159,6 +172,7 @@ export class AnnotationStore {
     if (this.closed) return;
     this.closed = true;
     await this.root.close();
+    this.lock.release();
   }
 
   private assertOpen(): void {

@@ -1,4 +1,6 @@
 /** manifest.json of an index directory: what was built, with which model, in which shard files. */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -93,6 +95,8 @@ export const ManifestSchema = z.object({
       z.object({
         file: z.string().regex(/^shard-\d{3,}\.faiss$/),
         count: z.number().int().nonnegative(),
+        /** The file's bytes (indexes written before checksums have none): checked at open. */
+        sha256: Sha256.optional(),
       }),
     )
     .min(1),
@@ -119,6 +123,7 @@ export const ManifestSchema = z.object({
       dtype: z.literal('float16'),
       count: z.number().int().nonnegative(),
       dim: z.number().int().positive(),
+      sha256: Sha256.optional(),
     })
     .optional(),
   faissVersion: z.string(),
@@ -185,4 +190,39 @@ export async function writeManifest(dir: string, manifest: Manifest): Promise<vo
   const tmp = `${path}.tmp-${process.pid}`;
   await writeFile(tmp, `${JSON.stringify(checked, null, 2)}\n`);
   await rename(tmp, path);
+}
+
+/** The sha256 of a file, streamed (hex). */
+export async function fileSha256(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * Checks every file the manifest gives a sha256 for: a flipped bit in a shard would otherwise be a
+ * silently wrong answer (FAISS reads codes and ids without any checksum of its own).
+ */
+export async function verifyChecksums(dir: string, manifest: Manifest): Promise<void> {
+  const files = [...manifest.shards, ...(manifest.vectors ? [manifest.vectors] : [])];
+  await Promise.all(
+    files.map(async (f) => {
+      if (f.sha256 === undefined) return;
+      const path = join(dir, f.file);
+      const actual = await fileSha256(path).catch((e: unknown) => {
+        throw new ParamineError('BAD_FILE', `${path}: cannot read (${(e as Error).message})`, {
+          field: f.file,
+          cause: e,
+        });
+      });
+      if (actual !== f.sha256) {
+        throw new ParamineError(
+          'BAD_FILE',
+          `${path}: sha256 ${actual.slice(0, 12)}…, manifest says ${f.sha256.slice(0, 12)}… ` +
+            '(corrupted or replaced): restore the index or rebuild it',
+          { field: f.file },
+        );
+      }
+    }),
+  );
 }

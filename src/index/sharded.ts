@@ -17,6 +17,7 @@ import {
   type SearchResult,
 } from '../native/index.js';
 import {
+  fileSha256,
   MANIFEST_FILE,
   MANIFEST_FORMAT,
   MANIFEST_VERSION,
@@ -24,6 +25,7 @@ import {
   pickOperatingPoint,
   readManifest,
   shardFileName,
+  verifyChecksums,
   writeManifest,
 } from './manifest.js';
 import { mergeTopK } from './topk.js';
@@ -47,6 +49,8 @@ export interface OpenOptions {
   mmap?: boolean | 'auto';
   /** The 'auto' threshold (default: a quarter of the machine's RAM, at most 8 GiB). */
   mmapAboveBytes?: number;
+  /** Check the files' sha256 against the manifest before opening them (default true). */
+  verify?: boolean;
 }
 
 /** Search parameters per call; each defaults to the manifest's. */
@@ -114,6 +118,7 @@ export class ShardedIndex {
         },
       );
     }
+    if (options.verify !== false) await verifyChecksums(dir, manifest);
     const auto = options.mmapAboveBytes ?? Math.min(8 * 2 ** 30, totalmem() / 4);
     const mmap =
       options.mmap === 'auto' || options.mmap === undefined
@@ -305,7 +310,13 @@ export async function writeIndexManifest(
     factory: info.factory,
     model: { id: options.model.id, sha256: options.model.sha256.toLowerCase() },
     ntotal,
-    shards: info.shards.map((x) => ({ file: x.file, count: x.count })),
+    shards: await Promise.all(
+      info.shards.map(async (x) => ({
+        file: x.file,
+        count: x.count,
+        sha256: await fileSha256(join(dir, x.file)),
+      })),
+    ),
     search: {
       nprobe: s.nprobe ?? Math.min(info.nlist ?? 1, 32),
       kFactor: s.kFactor ?? (refine || s.refine === 'vectors' ? 8 : 1),
@@ -313,7 +324,9 @@ export async function writeIndexManifest(
       ...(s.refine === undefined ? {} : { refine: s.refine }),
     },
     build: options.build ?? {},
-    ...(options.vectors ? { vectors: options.vectors } : {}),
+    ...(options.vectors
+      ? { vectors: { ...options.vectors, sha256: await fileSha256(join(dir, options.vectors.file)) } }
+      : {}),
     faissVersion: faissVersion(),
     createdAt: new Date().toISOString(),
   };

@@ -109,7 +109,7 @@ async function* readPairs(source: ExportSource): AsyncGenerator<PairLine> {
     }
     return;
   }
-  const store = JobStore.open(source.state);
+  const store = JobStore.open(source.state, { reader: true });
   try {
     const job = source.job === undefined ? store.list().at(-1) : store.get(source.job);
     if (job === undefined) {

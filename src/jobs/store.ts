@@ -11,6 +11,7 @@ import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
 import type { LexicalMeasures } from '../search/lexical.js';
 import type { Meta } from '../store/index.js';
+import { DirLock } from '../store/index.js';
 import type { JobSpec } from './spec.js';
 
 export type JobState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -74,21 +75,39 @@ export class JobStore {
   /** Emits `job` with the job's id after every write of its record (progress, state): live progress. */
   readonly changes = new EventEmitter<{ job: [id: string] }>().setMaxListeners(0);
 
-  private constructor(root: RootDatabase) {
+  private readonly lock: DirLock | undefined;
+
+  private constructor(root: RootDatabase, lock: DirLock | undefined) {
     this.root = root;
+    this.lock = lock;
     this.jobs = root.openDB<JobRecord, string>({ name: 'jobs', encoding: 'json' });
     this.results = root.openDB<MinedPair, SeqKey>({ name: 'results', encoding: 'msgpack' });
     this.seen = root.openDB<true, PairKeyKey>({ name: 'seen', encoding: 'msgpack' });
     this.clusterDb = root.openDB<number[], SeqKey>({ name: 'clusters', encoding: 'msgpack' });
   }
 
-  static open(dir: string): JobStore {
+  /** `reader`: only reads (an export beside a running service): takes no lock, writes nothing. */
+  static open(dir: string, options: { reader?: boolean } = {}): JobStore {
     try {
       mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      throw new ParamineError('BAD_FILE', `cannot create the job directory ${dir}: ${(e as Error).message}`);
+    }
+    // Two services resuming the same jobs would mine them twice: one process per directory.
+    const lock = options.reader ? undefined : DirLock.acquire(dir, 'the job directory');
+    try {
       // A file inside `dir`: lmdb-js would take a directory named like `x.state` for a file path.
       const path = join(dir, 'jobs.lmdb');
-      return new JobStore(open({ path, mapSize: 2 ** 40, maxDbs: 8, noMemInit: true }));
+      const root = open({
+        path,
+        mapSize: 2 ** 40,
+        maxDbs: 8,
+        noMemInit: true,
+        readOnly: options.reader === true,
+      });
+      return new JobStore(root, lock);
     } catch (e) {
+      lock?.release();
       throw new ParamineError('BAD_FILE', `cannot open the job store at ${dir}: ${(e as Error).message}`, {
         cause: e,
       });
@@ -178,6 +197,7 @@ export class JobStore {
     if (this.closed) return;
     this.closed = true;
     await this.root.close();
+    this.lock?.release();
   }
 
   private assertOpen(): void {

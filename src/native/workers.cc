@@ -8,9 +8,12 @@
 #include <faiss/invlists/OnDiskInvertedLists.h>
 #include <omp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
@@ -63,11 +66,19 @@ void IndexWorker::Settle(Napi::Env env) {
   }
 }
 
+// Beyond this, squared norms and distances overflow float to Infinity, and FAISS's k-means then assigns
+// points to centroid -1 and aborts the process (an assert in Clustering.cpp); no embedding comes near.
+constexpr float kMaxComponent = 1e15f;
+
 void CheckFinite(const float* x, size_t count, int dim, const char* what) {
   for (size_t i = 0; i < count; i++) {
     if (!std::isfinite(x[i])) {
       throw CodedError("BAD_INPUT", std::string(what) + ": vector " + std::to_string(i / dim) +
                                         " contains NaN or Infinity");
+    }
+    if (std::fabs(x[i]) > kMaxComponent) {
+      throw CodedError("BAD_INPUT", std::string(what) + ": vector " + std::to_string(i / dim) +
+                                        " has a component beyond +-1e15 (distances would overflow)");
     }
   }
 }
@@ -189,7 +200,21 @@ class WriteWorker : public IndexWorker {
     CheckOpen(*st_);
     // An mmap'd index would be written as a reference to its own file, not as data.
     CheckWritable(*st_, "write");
-    faiss::write_index(st_->index.get(), path_.c_str());
+    // Into a temporary file renamed over the target: a reader that has the old file memory-mapped keeps
+    // its pages (writing in place truncates them under it: SIGBUS), and a crash leaves no half file.
+    static std::atomic<unsigned> serial{0};
+    const std::string tmp = path_ + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
+    try {
+      faiss::write_index(st_->index.get(), tmp.c_str());
+    } catch (...) {
+      std::remove(tmp.c_str());
+      throw;
+    }
+    if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
+      const int err = errno;
+      std::remove(tmp.c_str());
+      throw CodedError("FAISS_ERROR", "write: cannot rename into " + path_ + ": " + std::strerror(err));
+    }
   }
 
   std::string path_;

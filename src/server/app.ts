@@ -29,7 +29,10 @@ export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInst
       void (reply as FastifyReply).code(400).send({ code: 'BAD_INPUT', message: e.message });
     },
     bodyLimit: options.bodyLimit ?? 1 << 20,
+    // Socket level: the whole request must arrive in time (slow-loris bodies)...
     requestTimeout: options.requestTimeoutMs ?? 30_000,
+    // ...and application level: a response not sent in time is a 503 TIMEOUT (streams count as sent).
+    handlerTimeout: options.requestTimeoutMs ?? 30_000,
     // Sentence ids and paths are case-sensitive; trailing slashes are a common client slip.
     routerOptions: { ignoreTrailingSlash: true },
   });

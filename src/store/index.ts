@@ -11,6 +11,7 @@ export {
   groupValuesOf,
   parseGroupKeySpec,
 } from './groups.js';
+export { DirLock, LOCK_FILE } from './lock.js';
 export {
   keyHash,
   type Meta,

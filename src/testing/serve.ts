@@ -17,6 +17,8 @@ export interface SpawnServeOptions {
   stderr?: 'pipe' | 'inherit';
   /** How long loading the models and the index may take (default 180 s). */
   readyTimeoutMs?: number;
+  /** The child's environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A TCP port nobody listens on right now (the OS picks it). */
@@ -44,6 +46,7 @@ export async function spawnServe(
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, '--host', '127.0.0.1', '--port', String(port)], {
     stdio: ['ignore', 'pipe', options.stderr ?? 'pipe'],
+    env: options.env ?? process.env,
   });
   let output = '';
   const keep = (d: Buffer) => {

@@ -1,0 +1,123 @@
+/**
+ * An owner file that keeps two processes from running one stateful directory (a job store, an annotation
+ * store) at once: both would resume the same jobs and write the same results twice. `LOCK` holds the
+ * owner's pid, boot id and process start time; a lock whose owner is gone (killed, crashed, another boot)
+ * is stale and taken over, so a SIGKILL never leaves a directory that refuses to open.
+ */
+import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ParamineError } from '../errors.js';
+
+export const LOCK_FILE = 'LOCK';
+
+const ownerSchema = z.object({
+  pid: z.number().int().positive(),
+  host: z.string(),
+  boot: z.string(),
+  start: z.string(),
+  since: z.string(),
+});
+type Owner = z.output<typeof ownerSchema>;
+
+const readOr = (path: string, fallback: string): string => {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return fallback;
+  }
+};
+
+const bootId = (): string => readOr('/proc/sys/kernel/random/boot_id', 'unknown');
+
+/** Field 22 of /proc/PID/stat: start time in clock ticks since boot (tells a reused pid apart). */
+function startTime(pid: number): string | undefined {
+  const stat = readOr(`/proc/${pid}/stat`, '');
+  if (stat === '') return undefined;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+}
+
+function alive(o: Owner): boolean {
+  if (o.host !== hostname() || o.boot !== bootId()) return false;
+  try {
+    process.kill(o.pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return false;
+  }
+  const start = startTime(o.pid);
+  return start === undefined || start === o.start;
+}
+
+function readOwner(path: string): Owner | undefined {
+  const r = ownerSchema.safeParse(
+    (() => {
+      try {
+        return JSON.parse(readFileSync(path, 'utf8'));
+      } catch {
+        return undefined;
+      }
+    })(),
+  );
+  return r.success ? r.data : undefined;
+}
+
+export class DirLock {
+  readonly #path: string;
+  #held = true;
+
+  private constructor(path: string) {
+    this.#path = path;
+  }
+
+  /** Takes `dir`'s lock or throws LOCKED naming the owner; `what` names the directory in messages. */
+  static acquire(dir: string, what: string): DirLock {
+    const path = join(dir, LOCK_FILE);
+    const me: Owner = {
+      pid: process.pid,
+      host: hostname(),
+      boot: bootId(),
+      start: startTime(process.pid) ?? '',
+      since: new Date().toISOString(),
+    };
+    const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    writeFileSync(tmp, `${JSON.stringify(me)}\n`);
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        try {
+          linkSync(tmp, path); // atomic: fails when a lock file exists
+          return new DirLock(path);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        }
+        const owner = readOwner(path);
+        if (owner !== undefined && alive(owner)) {
+          throw new ParamineError(
+            'LOCKED',
+            `${what} ${dir} is in use by process ${owner.pid} (since ${owner.since}); ` +
+              'stop that service first, or give this one another directory',
+            { field: dir },
+          );
+        }
+        // Stale (or unreadable): move it aside atomically, so two takers cannot both win.
+        try {
+          renameSync(path, `${path}.stale-${process.pid}`);
+          unlinkSync(`${path}.stale-${process.pid}`);
+        } catch {
+          // another taker moved it first; try again
+        }
+      }
+      throw new ParamineError('LOCKED', `${what} ${dir}: could not take its lock`, { field: dir });
+    } finally {
+      unlinkSync(tmp);
+    }
+  }
+
+  /** Gives the directory up (only while this process still owns the lock file). */
+  release(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    const owner = readOwner(this.#path);
+    if (owner?.pid === process.pid) unlinkSync(this.#path);
+  }
+}
