@@ -9,6 +9,7 @@ export {
   setNumThreads,
 } from '../native/index.js';
 export { type BuilderOptions, IndexBuilder } from './builder.js';
+export { FULL_VERIFY_BELOW_BYTES, fileDigest, type VerifyMode, verifyChecksums } from './checksums.js';
 export {
   type Bytes,
   codeBytes,

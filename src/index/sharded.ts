@@ -16,8 +16,8 @@ import {
   readIndex,
   type SearchResult,
 } from '../native/index.js';
+import { fileDigest, type VerifyMode, verifyChecksums } from './checksums.js';
 import {
-  fileSha256,
   MANIFEST_FILE,
   MANIFEST_FORMAT,
   MANIFEST_VERSION,
@@ -25,7 +25,6 @@ import {
   pickOperatingPoint,
   readManifest,
   shardFileName,
-  verifyChecksums,
   writeManifest,
 } from './manifest.js';
 import { mergeTopK } from './topk.js';
@@ -49,8 +48,8 @@ export interface OpenOptions {
   mmap?: boolean | 'auto';
   /** The 'auto' threshold (default: a quarter of the machine's RAM, at most 8 GiB). */
   mmapAboveBytes?: number;
-  /** Check the files' sha256 against the manifest before opening them (default true). */
-  verify?: boolean;
+  /** Check the files against the manifest's checksums before opening them (default 'auto', checksums.ts). */
+  verify?: VerifyMode;
 }
 
 /** Search parameters per call; each defaults to the manifest's. */
@@ -118,7 +117,7 @@ export class ShardedIndex {
         },
       );
     }
-    if (options.verify !== false) await verifyChecksums(dir, manifest);
+    await verifyChecksums(dir, manifest, options.verify ?? 'auto');
     const auto = options.mmapAboveBytes ?? Math.min(8 * 2 ** 30, totalmem() / 4);
     const mmap =
       options.mmap === 'auto' || options.mmap === undefined
@@ -314,7 +313,7 @@ export async function writeIndexManifest(
       info.shards.map(async (x) => ({
         file: x.file,
         count: x.count,
-        sha256: await fileSha256(join(dir, x.file)),
+        ...(await fileDigest(join(dir, x.file))),
       })),
     ),
     search: {
@@ -325,7 +324,7 @@ export async function writeIndexManifest(
     },
     build: options.build ?? {},
     ...(options.vectors
-      ? { vectors: { ...options.vectors, sha256: await fileSha256(join(dir, options.vectors.file)) } }
+      ? { vectors: { ...options.vectors, ...(await fileDigest(join(dir, options.vectors.file))) } }
       : {}),
     faissVersion: faissVersion(),
     createdAt: new Date().toISOString(),

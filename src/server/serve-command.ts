@@ -28,6 +28,7 @@ const optionsSchema = z.object({
   timeoutMs: z.coerce.number().int().min(100).default(30_000),
   /** undefined: memory-mapped when the shard files are large (ShardedIndex's 'auto'). */
   mmap: z.boolean().optional(),
+  verify: z.enum(['auto', 'full', 'sampled', 'off']).default('auto'),
   ortSpin: z.boolean().default(false),
   jobsDir: z.string().min(1).optional(),
   annotationsDir: z.string().min(1).optional(),
@@ -72,6 +73,11 @@ export function register(program: Command): void {
     .option('--mmap', 'map the shards instead of reading them into memory (default: when they are large)')
     .option('--no-mmap', 'read the shards into memory whatever their size')
     .option(
+      '--verify <mode>',
+      'check the index files against the manifest: auto (every byte under 2 GiB, else size + sampled blocks), full, sampled, off',
+      'auto',
+    )
+    .option(
       '--ort-spin',
       "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
       false,
@@ -103,6 +109,7 @@ async function serve(o: z.output<typeof optionsSchema>): Promise<void> {
     batch: { maxBatch: o.batchMax, maxWaitMs: o.batchWaitMs, maxQueue: o.queueMax },
     rerankBatch: { maxBatch: o.rerankBatchMax, maxWaitMs: o.batchWaitMs, maxQueue: o.rerankQueueMax },
     mmap: o.mmap,
+    verify: o.verify,
     spinning: o.ortSpin,
     hooks: metrics.hooks,
   });

@@ -9,7 +9,7 @@ import { basename, join, resolve } from 'node:path';
 import { AnnotationStore } from '../annotations/index.js';
 import { Domains, indexIdentity } from '../domain/index.js';
 import { type Embedder, Encoder, type IdfWeights } from '../encode/index.js';
-import { readManifest, ShardedIndex, VectorFile } from '../index/index.js';
+import { readManifest, ShardedIndex, VectorFile, type VerifyMode } from '../index/index.js';
 import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
@@ -65,6 +65,8 @@ export interface ServiceOptions {
   rerankBatch?: BatchOptions | undefined;
   /** Map the shards' inverted lists; default 'auto' (mapped above a quarter of RAM, see ShardedIndex). */
   mmap?: boolean | 'auto' | undefined;
+  /** How the index files are checked against the manifest's checksums at open (default 'auto'). */
+  verify?: VerifyMode | undefined;
   /**
    * ORT's idle intra-op threads spin-wait (ORT's default; `paramine serve` turns it off). The encoder and
    * the cross-encoder each have their own threads on the same cores, so spinning ones slow the other
@@ -141,6 +143,7 @@ async function openParts(o: ServiceOptions, closers: Closers) {
     model: { id: encoder.modelId, sha256: encoder.onnxSha256 },
     dim: encoder.dim,
     mmap: o.mmap ?? 'auto',
+    verify: o.verify ?? 'auto',
   });
   closers.add(() => index.close());
   const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
