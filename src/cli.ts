@@ -16,9 +16,12 @@ const program = new Command()
 // Sub-commands, left to right along the pipeline. Each module exports register(program). Only the one the
 // command line names is loaded (every one for help): a command carries no other command's modules, which
 // keeps start-up short and the memory the benchmarks measure the command's own.
+// `index` runs the one-machine build, or the distributed one with --queue (src/queue loads BullMQ only then).
+const queue = () => import('./queue/command.js');
 const registrars: Record<string, () => Promise<{ register: (p: Command) => void }>> = {
   models: () => import('./models/command.js'),
-  index: () => import('./indexer/command.js'),
+  index: queue,
+  worker: queue,
   serve: () => import('./server/serve-command.js'),
   query: () => import('./server/query-command.js'),
   groups: () => import('./indexer/groups-command.js'),
@@ -29,7 +32,7 @@ const registrars: Record<string, () => Promise<{ register: (p: Command) => void 
   pairs: () => import('./bench/pairs-command.js'),
 };
 const named = registrars[process.argv[2] ?? ''];
-for (const load of named ? [named] : Object.values(registrars)) (await load()).register(program);
+for (const load of named ? [named] : new Set(Object.values(registrars))) (await load()).register(program);
 
 try {
   await program.parseAsync(process.argv);
