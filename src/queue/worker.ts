@@ -111,6 +111,7 @@ export async function runWorker(input: WorkerOptionsInput, log: Log = () => {}):
     const w = new Worker(
       queueName(stage),
       async (job: Job) => {
+        log(`${stage} ${job.id} started (attempt ${job.attemptsMade + 1})`);
         const end = metrics.seconds.startTimer({ stage });
         try {
           return await processJob(stage, job, res, metrics);

@@ -1,0 +1,137 @@
+/**
+ * Support for the queue tests: a real redis-server on a random loopback port (no persistence), real
+ * `paramine worker` child processes, and a corpus with duplicates inside and across chunks.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Test } from 'tap';
+import { syntheticSentence } from './corpus.js';
+
+/** Why the queue tests cannot run here, or undefined when redis-server is installed. */
+export function redisMissing(): string | undefined {
+  const r = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  return r.status === 0 ? undefined : 'redis-server is not installed (scripts/setup installs it)';
+}
+
+/** Skips the test with the reason outside CI; under CI=true a missing Redis is a failure. */
+export function needRedis(t: Test): boolean {
+  const missing = redisMissing();
+  if (missing === undefined) return true;
+  if (process.env.CI === 'true') t.fail(`CI: ${missing}`);
+  else t.skip(missing);
+  return false;
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  return port;
+}
+
+async function ping(port: number): Promise<boolean> {
+  return new Promise((ok) => {
+    const sock = new Socket();
+    sock.once('error', () => ok(false));
+    sock.connect(port, '127.0.0.1', () => sock.write('PING\r\n'));
+    sock.once('data', (d) => {
+      sock.destroy();
+      ok(d.toString().startsWith('+PONG'));
+    });
+  });
+}
+
+export interface RedisServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startRedis(t: Test): Promise<RedisServer> {
+  const port = await freePort();
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
+  const stop = async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((ok) => child.once('exit', ok));
+    }
+  };
+  t.teardown(stop);
+  for (let i = 0; i < 100 && !(await ping(port)); i++) await sleep(50);
+  return { url: `redis://127.0.0.1:${port}/0`, stop };
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Everything it wrote to stderr so far. */
+  log(): string;
+  /** Resolves when its log matches `re`. */
+  waitFor(re: RegExp, timeoutMs?: number): Promise<string>;
+}
+
+/** A `paramine worker` child process (the test's own TypeScript loader runs src/cli.ts). */
+export function startWorker(t: Test, url: string, args: string[] = []): WorkerProcess {
+  const child = spawn(
+    process.execPath,
+    [
+      ...process.execArgv,
+      'src/cli.ts',
+      'worker',
+      '--queue',
+      url,
+      '--lock-ms',
+      '2000',
+      '--stalled-ms',
+      '1000',
+      ...args,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let text = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    text += d.toString();
+  });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return {
+    child,
+    log: () => text,
+    async waitFor(re, timeoutMs = 120_000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const m = re.exec(text);
+        if (m) return m[0];
+        if (Date.now() > until) throw new Error(`worker log never matched ${re}:\n${text}`);
+        if (child.exitCode !== null) throw new Error(`worker exited (${child.exitCode}):\n${text}`);
+        await sleep(5);
+      }
+    },
+  };
+}
+
+/**
+ * n lines of distinct synthetic sentences with duplicates: every 7th line repeats one 40 lines back
+ * (in the same chunk or the one before), every 11th is a case/punctuation variant of line 3, and some
+ * lines are filtered (empty, one token).
+ */
+export function corpusWithDuplicates(dir: string, n: number): string {
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) {
+    if (i % 97 === 5) lines.push('');
+    else if (i % 89 === 6) lines.push('Hi');
+    else if (i % 11 === 10) lines.push(syntheticSentence(3).toUpperCase().replace('.', '!'));
+    else if (i % 7 === 6 && i >= 40) lines.push(lines[i - 40] as string);
+    else lines.push(syntheticSentence(i));
+  }
+  const path = join(dir, 'corpus.txt');
+  writeFileSync(path, `${lines.join('\n')}\n`);
+  return path;
+}
