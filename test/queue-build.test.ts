@@ -40,7 +40,14 @@ t.test('three workers build the index the one-process build builds', async (t) =
   const dir = mkdtempSync(join(tmpdir(), 'paramine-queue-build-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const corpus = corpusWithDuplicates(dir, 1200);
-  const common = { inputs: [corpus], model: MODEL, minTokens: 2, factory: 'IVF16,Flat', quiet: true, threads: 1 };
+  const common = {
+    inputs: [corpus],
+    model: MODEL,
+    minTokens: 2,
+    factory: 'IVF16,Flat',
+    quiet: true,
+    threads: 1,
+  };
   const one = await buildIndex({ ...common, out: join(dir, 'one') });
   t.ok(one.counters.duplicates > 100, `${one.counters.duplicates} duplicates in the corpus`);
 
@@ -62,7 +69,11 @@ t.test('three workers build the index the one-process build builds', async (t) =
   t.equal(b.length, a.length, 'vectors.f16 of the same size');
   t.ok(a.equals(b), 'vectors.f16 byte for byte');
   const encoder = await Encoder.open(`models/${MODEL}`);
-  t.same(await topTen(join(dir, 'dist'), encoder), await topTen(join(dir, 'one'), encoder), 'top-10 of 100 queries');
+  t.same(
+    await topTen(join(dir, 'dist'), encoder),
+    await topTen(join(dir, 'one'), encoder),
+    'top-10 of 100 queries',
+  );
   await encoder.close();
 
   // Every worker took part, and each stops cleanly on SIGTERM.
