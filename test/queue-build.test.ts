@@ -9,31 +9,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { Encoder } from '../src/encode/index.js';
-import { ShardedIndex } from '../src/index/index.js';
 import { buildIndex } from '../src/indexer/build.js';
 import { buildDistributed } from '../src/queue/coordinator.js';
-import { SentenceStore } from '../src/store/index.js';
-import { syntheticSentence } from './helpers/corpus.js';
-import { corpusWithDuplicates, needRedis, startRedis, startWorker } from './helpers/queue.js';
+import {
+  contents,
+  corpusWithDuplicates,
+  needRedis,
+  startRedis,
+  startWorker,
+  topTen,
+} from './helpers/queue.js';
 
 const MODEL = 'all-minilm-l6-v2';
-
-/** Every (id, text, meta) of a built index, in id order. */
-export async function contents(out: string) {
-  const store = SentenceStore.open(join(out, 'store'), { readOnly: true });
-  const rows = [...store.range(0, Number.MAX_SAFE_INTEGER)].map((r) => [r.id, r.record.text, r.record.meta]);
-  await store.close();
-  return rows;
-}
-
-/** The top-10 ids of 100 queries (sentences not in the corpus and from it). */
-export async function topTen(out: string, encoder: Encoder): Promise<number[][]> {
-  const index = await ShardedIndex.open(out, { model: { sha256: encoder.onnxSha256 }, dim: encoder.dim });
-  const queries = Array.from({ length: 100 }, (_, i) => syntheticSentence(5000 + 37 * i));
-  const { ids } = await index.search(await encoder.encode(queries), 10);
-  await index.close();
-  return Array.from({ length: 100 }, (_, q) => [...ids.subarray(q * 10, q * 10 + 10)].map(Number));
-}
 
 t.test('three workers build the index the one-process build builds', async (t) => {
   if (!needRedis(t)) return;

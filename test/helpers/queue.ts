@@ -8,6 +8,9 @@ import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Test } from 'tap';
+import type { Encoder } from '../../src/encode/index.js';
+import { ShardedIndex } from '../../src/index/index.js';
+import { SentenceStore } from '../../src/store/index.js';
 import { syntheticSentence } from './corpus.js';
 
 /** Why the queue tests cannot run here, or undefined when redis-server is installed. */
@@ -134,4 +137,21 @@ export function corpusWithDuplicates(dir: string, n: number): string {
   const path = join(dir, 'corpus.txt');
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
+}
+
+/** Every (id, text, meta) of a built index, in id order. */
+export async function contents(out: string) {
+  const store = SentenceStore.open(join(out, 'store'), { readOnly: true });
+  const rows = [...store.range(0, Number.MAX_SAFE_INTEGER)].map((r) => [r.id, r.record.text, r.record.meta]);
+  await store.close();
+  return rows;
+}
+
+/** The top-10 ids of 100 queries (sentences not in the corpus and from it). */
+export async function topTen(out: string, encoder: Encoder): Promise<number[][]> {
+  const index = await ShardedIndex.open(out, { model: { sha256: encoder.onnxSha256 }, dim: encoder.dim });
+  const queries = Array.from({ length: 100 }, (_, i) => syntheticSentence(5000 + 37 * i));
+  const { ids } = await index.search(await encoder.encode(queries), 10);
+  await index.close();
+  return Array.from({ length: 100 }, (_, q) => [...ids.subarray(q * 10, q * 10 + 10)].map(Number));
 }
