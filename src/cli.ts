@@ -25,7 +25,11 @@ const registrars: Record<string, () => Promise<{ register: (p: Command) => void 
   serve: () => import('./server/serve-command.js'),
   query: () => import('./server/query-command.js'),
   groups: () => import('./indexer/groups-command.js'),
-  mine: () => import('./mine/command.js'),
+  // `mine --queue` splits the job over the queue's workers: the two front ends are joined here.
+  mine: async () => {
+    const [m, q] = await Promise.all([import('./mine/command.js'), import('./queue/mine-command.js')]);
+    return { register: (p: Command) => void q.withQueue(m.mineCommand(p), m.specFromFlags, m.mine) };
+  },
   export: () => import('./mine/export-command.js'),
   domain: () => import('./service/domain-command.js'),
   bench: () => import('./bench/command.js'),

@@ -5,58 +5,26 @@
  * (an invalid JSON line) that fails after its retries with an error naming it, or is given up with
  * onFailedChunk 'skip'.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import t from 'tap';
 import { buildIndex } from '../src/indexer/build.js';
 import { connectionOptions, parseQueueUrl, queueName } from '../src/queue/connection.js';
 import { buildDistributed } from '../src/queue/coordinator.js';
-import { layout, markerPath } from '../src/queue/layout.js';
+import { layout } from '../src/queue/layout.js';
 import { syntheticSentence } from './helpers/corpus.js';
 import {
   contents,
   corpusWithDuplicates,
+  killMidJob,
   needRedis,
   startRedis,
   startWorker,
-  type WorkerProcess,
 } from './helpers/queue.js';
 
 const MODEL = 'all-minilm-l6-v2';
-
-/**
- * Stops `w` in the middle of a job of `stage`: SIGSTOP as soon as it logs the job's start, and SIGKILL
- * if the job is still active with no output (else let it go on and wait for its next job). Returns the
- * id of the job it died holding.
- */
-async function killMidJob(
-  w: WorkerProcess,
-  stage: 'embed' | 'fill',
-  queue: Queue,
-  output: (id: string) => string,
-): Promise<string> {
-  const seen = new Set<string>();
-  for (;;) {
-    const ids = [...w.log().matchAll(new RegExp(`${stage} (\\S+) started`, 'g'))].map((m) => m[1] as string);
-    const id = ids.find((i) => !seen.has(i));
-    if (id === undefined) {
-      if (w.child.exitCode !== null) throw new Error(`worker exited:\n${w.log()}`);
-      await sleep(2);
-      continue;
-    }
-    seen.add(id);
-    w.child.kill('SIGSTOP');
-    if ((await queue.getJobState(id)) === 'active' && !existsSync(markerPath(output(id)))) {
-      w.child.kill('SIGKILL');
-      await new Promise((ok) => w.child.once('exit', ok));
-      return id;
-    }
-    w.child.kill('SIGCONT');
-  }
-}
 
 t.test(
   'workers SIGKILLed mid-embed and mid-fill: the build completes, nothing lost or duplicated',

@@ -66,7 +66,7 @@ export function connectionOptions(t: RedisTarget) {
 }
 
 /** The stages, one BullMQ queue each: depth and rates are per stage. */
-export const STAGES = ['embed', 'dedup', 'fill'] as const;
+export const STAGES = ['embed', 'dedup', 'fill', 'mine'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export function queueName(stage: Stage): string {

@@ -16,6 +16,7 @@ import { runDedup } from './dedup.js';
 import { buildOptions, runEmbed } from './embed.js';
 import { closeTemplates, runFill } from './fill.js';
 import { QueueMetrics } from './metrics.js';
+import { MineRunner, runMineRange } from './mine-range.js';
 import { type QueueBuild, readBuild } from './state.js';
 
 export const workerOptionsSchema = z.object({
@@ -48,7 +49,10 @@ type Log = (line: string) => void;
 /** A worker process's resources, opened on first use and shared by its jobs. */
 class Resources {
   private encoders = new Map<string, Promise<Encoder>>();
-  constructor(readonly threads: number) {}
+  readonly mine: MineRunner;
+  constructor(readonly threads: number) {
+    this.mine = new MineRunner(threads);
+  }
 
   async encoder(b: QueueBuild): Promise<Encoder> {
     const dir = resolveModelDir(String(b.options.model));
@@ -69,6 +73,7 @@ class Resources {
   async close(): Promise<void> {
     for (const e of this.encoders.values()) await (await e.catch(() => undefined))?.close();
     await closeTemplates();
+    await this.mine.close();
   }
 }
 
@@ -95,9 +100,14 @@ async function processJob(stage: Stage, job: Job, res: Resources, metrics: Queue
     metrics.items.inc({ stage }, r.keys);
     return r;
   }
-  const d = fillData.parse(job.data);
-  const r = await runFill(d.work, buildOf(d.work, d.build), d, res.threads);
-  metrics.items.inc({ stage }, r.count);
+  if (stage === 'fill') {
+    const d = fillData.parse(job.data);
+    const r = await runFill(d.work, buildOf(d.work, d.build), d, res.threads);
+    metrics.items.inc({ stage }, r.count);
+    return r;
+  }
+  const r = await runMineRange(job.data, res.mine);
+  metrics.items.inc({ stage }, r.queries);
   return r;
 }
 

@@ -3,13 +3,15 @@
  * `paramine worker` child processes, and a corpus with duplicates inside and across chunks.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queue } from 'bullmq';
 import type { Test } from 'tap';
 import type { Encoder } from '../../src/encode/index.js';
 import { ShardedIndex } from '../../src/index/index.js';
+import { markerPath } from '../../src/queue/layout.js';
 import { SentenceStore } from '../../src/store/index.js';
 import { syntheticSentence } from './corpus.js';
 
@@ -154,4 +156,35 @@ export async function topTen(out: string, encoder: Encoder): Promise<number[][]>
   const { ids } = await index.search(await encoder.encode(queries), 10);
   await index.close();
   return Array.from({ length: 100 }, (_, q) => [...ids.subarray(q * 10, q * 10 + 10)].map(Number));
+}
+
+/**
+ * Stops `w` in the middle of a job of `stage`: SIGSTOP as soon as it logs the job's start, and SIGKILL
+ * if the job is still active with no output (else let it go on and wait for its next job). Returns the
+ * id of the job it died holding.
+ */
+export async function killMidJob(
+  w: WorkerProcess,
+  stage: 'embed' | 'fill' | 'mine',
+  queue: Queue,
+  output: (id: string) => string,
+): Promise<string> {
+  const seen = new Set<string>();
+  for (;;) {
+    const ids = [...w.log().matchAll(new RegExp(`${stage} (\\S+) started`, 'g'))].map((m) => m[1] as string);
+    const id = ids.find((i) => !seen.has(i));
+    if (id === undefined) {
+      if (w.child.exitCode !== null) throw new Error(`worker exited:\n${w.log()}`);
+      await sleep(2);
+      continue;
+    }
+    seen.add(id);
+    w.child.kill('SIGSTOP');
+    if ((await queue.getJobState(id)) === 'active' && !existsSync(markerPath(output(id)))) {
+      w.child.kill('SIGKILL');
+      await new Promise((ok) => w.child.once('exit', ok));
+      return id;
+    }
+    w.child.kill('SIGCONT');
+  }
 }
