@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One process with 2 threads vs 2 queue workers with 1 thread each, same corpus, same options:
 # wall time of each build and the queue's overhead. Usage: scripts/bench-queue.sh CORPUS.txt [WORKDIR]
+# CHUNK_LINES (default 8192): input lines per embed job of the queue build.
 # Starts its own redis-server (AOF on, random port) and stops everything it started on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ for i in 1 2; do
   pids+=($!)
 done
 t2=$(now)
-nice -n 10 node dist/cli.js index --queue "$url" --work "$dir/work" --input "$corpus" --out "$dir/queue" \
+nice -n 10 node dist/cli.js index --queue "$url" --work "$dir/work" --input "$corpus" --out "$dir/queue" --chunk-lines "${CHUNK_LINES:-8192}" \
   --threads 2 --quiet > "$dir/queue.txt" 2> "$dir/coordinator.log"
 t3=$(now)
 echo "queue, 2 workers x 1 thread: $(echo "$t3 - $t2" | bc) s; load after: $(cut -d' ' -f1-3 /proc/loadavg)"

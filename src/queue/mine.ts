@@ -70,12 +70,13 @@ export async function mineDistributed(
   const n = manifest.shards.reduce((a, s) => a + s.count, 0);
   const [start, end] = spec.scope.kind === 'range' ? [spec.scope.start, Math.min(spec.scope.end, n)] : [0, n];
   const work = resolve(o.work);
+  const ranges = mineRanges(start, end, spec.batchSize, o.rangeSize);
+  // The same job in the same work dir has the same id: a restarted coordinator finds its range jobs.
   const job = createHash('sha256')
-    .update(JSON.stringify([index, manifest.model.sha256, o.spec, o.reranker ?? false]))
+    .update(JSON.stringify([work, index, manifest.model.sha256, o.spec, o.reranker ?? false, ranges]))
     .digest('hex')
     .slice(0, 16);
   mkdirSync(layout.mineDir(work, job), { recursive: true });
-  const ranges = mineRanges(start, end, spec.batchSize, o.rangeSize);
   const jobs: StageJob[] = ranges.map((r, i) => ({
     id: `${job}-mine-${i}`,
     name: `queries ${r.start}..${r.end - 1}`,
