@@ -71,6 +71,15 @@ export async function buildDistributed(
   const started = Date.now();
   const options = parseInput(buildOptionsSchema, buildInput, 'options');
   const q = parseInput(queueOptionsSchema, queueInput, 'options');
+  if (options.embeddings) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      '--embeddings builds run on one machine (no --queue): there is nothing to spread',
+      {
+        field: 'embeddings',
+      },
+    );
+  }
   const target = parseQueueUrl(q.queue);
   const work = resolve(q.work);
   mkdirSync(work, { recursive: true });
