@@ -5,15 +5,17 @@
  * (an invalid JSON line) that fails after its retries with an error naming it, or is given up with
  * onFailedChunk 'skip'.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import t from 'tap';
 import { buildIndex } from '../src/indexer/build.js';
 import { connectionOptions, parseQueueUrl, queueName } from '../src/queue/connection.js';
 import { buildDistributed } from '../src/queue/coordinator.js';
-import { layout } from '../src/queue/layout.js';
+import { layout, markerPath } from '../src/queue/layout.js';
 import { syntheticSentence } from './helpers/corpus.js';
 import {
   contents,
@@ -115,3 +117,49 @@ t.test(
     t.equal(skipped.vectors, 200, 'the other chunks are in the index');
   },
 );
+
+t.test('a coordinator SIGKILLed mid-build resumes from the work dir and Redis', async (t) => {
+  if (!needRedis(t)) return;
+  const dir = mkdtempSync(join(tmpdir(), 'paramine-queue-resume-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const corpus = corpusWithDuplicates(dir, 600);
+  const one = await buildIndex({
+    inputs: [corpus],
+    out: join(dir, 'one'),
+    model: MODEL,
+    quiet: true,
+    threads: 1,
+  });
+  const redis = await startRedis(t);
+  startWorker(t, redis.url, ['--threads', '1']);
+  const work = join(dir, 'work');
+  const args = [
+    ...process.execArgv,
+    'src/cli.ts',
+    'index',
+    '--queue',
+    redis.url,
+    '--work',
+    work,
+    '--input',
+    corpus,
+    '--out',
+    join(dir, 'dist'),
+    '--chunk-lines',
+    '100',
+    '--threads',
+    '1',
+    '--quiet',
+  ];
+  const first = spawn(process.execPath, args, { stdio: 'ignore' });
+  // Killed once the first chunk is embedded (the others are queued or running).
+  while (!existsSync(markerPath(layout.chunk(work, 0)))) await sleep(20);
+  first.kill('SIGKILL');
+  await new Promise((ok) => first.once('exit', ok));
+  t.notOk(existsSync(join(dir, 'dist', 'manifest.json')), 'the first coordinator did not finish');
+  const second = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  t.equal(second.status, 0, second.stderr);
+  t.match(second.stdout, /\(resumed\)/, 'the second coordinator resumed the build');
+  t.same(await contents(join(dir, 'dist')), await contents(join(dir, 'one')), 'ids and texts as one process');
+  t.equal(readFileSync(join(dir, 'dist', 'vectors.f16')).length, one.vectors * 384 * 2);
+});
