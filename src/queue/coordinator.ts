@@ -163,18 +163,26 @@ async function runPhases(
       markers.filter((m) => m !== undefined),
     );
     const bar = createProgress({ label: 'assemble', unit: 'chunks', quiet: options.quiet });
+    const t0 = Date.now();
     const done = await assemble(work, b.out, b, drops, (d, t) => bar.update(d, t));
     bar.stop();
+    log(`assemble: ${done.vectors} vectors in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     set({ phase: 'train', vectors: done.vectors, counters: done.counters });
   }
-  if (b.phase === 'train') set({ phase: 'fill', ...(await train(work, b, options, log)) });
+  if (b.phase === 'train') {
+    const trained = await train(work, b, options, log);
+    log(`train: ${trained.factory} in ${(trained.trainMs / 1000).toFixed(1)} s`);
+    set({ phase: 'fill', ...trained });
+  }
   if (b.phase === 'fill') {
     const t0 = Date.now();
     await runStage(ctx('fill'), fillJobs(work, b));
     set({ phase: 'merge', fillMs: b.fillMs + (Date.now() - t0) });
   }
   if (b.phase === 'merge') {
+    const t0 = Date.now();
     await mergeShards(work, b, options);
+    log(`merge: ${b.shards ?? 0} shard(s) and manifest in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     await buildGroupTables(b.out, options.groupKeys, { quiet: options.quiet });
     set({ phase: 'done' });
   }
