@@ -7,10 +7,13 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import t from 'tap';
 import { Encoder } from '../src/encode/index.js';
 import { buildIndex } from '../src/indexer/build.js';
+import { connectionOptions, parseQueueUrl, queueName } from '../src/queue/connection.js';
 import { buildDistributed } from '../src/queue/coordinator.js';
+import { QueueMetrics } from '../src/queue/metrics.js';
 import {
   contents,
   corpusWithDuplicates,
@@ -39,7 +42,9 @@ t.test('three workers build the index the one-process build builds', async (t) =
   t.ok(one.counters.duplicates > 100, `${one.counters.duplicates} duplicates in the corpus`);
 
   const redis = await startRedis(t);
-  const workers = [0, 1, 2].map(() => startWorker(t, redis.url, ['--threads', '1']));
+  const workers = [0, 1, 2].map((i) =>
+    startWorker(t, redis.url, ['--threads', '1', ...(i === 0 ? ['--metrics-port', '0'] : [])]),
+  );
   const lines: string[] = [];
   const dist = await buildDistributed(
     { ...common, out: join(dir, 'dist') },
@@ -62,6 +67,21 @@ t.test('three workers build the index the one-process build builds', async (t) =
     'top-10 of 100 queries',
   );
   await encoder.close();
+
+  // Prometheus: the worker's own counters, and the queue's depth per stage and state.
+  const port = /metrics on :(\d+)/.exec(workers[0]?.log() ?? '')?.[1];
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const embedded = /paramine_worker_jobs_total\{stage="embed",outcome="completed"\} (\d+)/.exec(text)?.[1];
+  t.ok(Number(embedded) >= 1, `worker 0 reports ${embedded} embed jobs completed`);
+  t.match(text, /paramine_worker_items_total\{stage="embed"\} \d+/);
+  const target = parseQueueUrl(redis.url);
+  const queue = new Queue(queueName('embed'), {
+    connection: connectionOptions(target),
+    prefix: target.prefix,
+  });
+  const metrics = new QueueMetrics(new Map([['embed', queue]]));
+  t.match(await metrics.registry.metrics(), /paramine_queue_jobs\{stage="embed",state="completed"\} 8/);
+  await queue.close();
 
   // Every worker took part, and each stops cleanly on SIGTERM.
   for (const w of workers) t.match(w.log(), /embed \S+ done/, 'the worker ran embed jobs');
