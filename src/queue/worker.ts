@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { Encoder } from '../encode/index.js';
 import { isParamineError, ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
+import { parseInput } from '../validate.js';
 import { connectionOptions, parseQueueUrl, queueName, STAGES, type Stage } from './connection.js';
 import { runDedup } from './dedup.js';
 import { buildOptions, runEmbed } from './embed.js';
@@ -112,7 +113,7 @@ async function processJob(stage: Stage, job: Job, res: Resources, metrics: Queue
 }
 
 export async function runWorker(input: WorkerOptionsInput, log: Log = () => {}): Promise<void> {
-  const o = workerOptionsSchema.parse(input);
+  const o = parseInput(workerOptionsSchema, input, 'options');
   const target = parseQueueUrl(o.queue);
   const metrics = new QueueMetrics(new Map());
   if (o.metricsPort !== undefined) log(`metrics on :${await metrics.listen(o.metricsPort)}/metrics`);
