@@ -52,25 +52,32 @@ async function ping(port: number): Promise<boolean> {
 
 export interface RedisServer {
   url: string;
+  port: number;
   stop(): Promise<void>;
 }
 
-export async function startRedis(t: Test): Promise<RedisServer> {
-  const port = await freePort();
+/** A redis-server on a random loopback port; with `aofDir`, append-only persistence there (restartable). */
+export async function startRedis(t: Test, o: { aofDir?: string; port?: number } = {}): Promise<RedisServer> {
+  const port = o.port ?? (await freePort());
+  const persistence = o.aofDir
+    ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', o.aofDir]
+    : ['--appendonly', 'no'];
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence],
+    {
+      stdio: 'ignore',
+    },
   );
   const stop = async () => {
-    if (child.exitCode === null) {
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await new Promise((ok) => child.once('exit', ok));
     }
   };
   t.teardown(stop);
   for (let i = 0; i < 100 && !(await ping(port)); i++) await sleep(50);
-  return { url: `redis://127.0.0.1:${port}/0`, stop };
+  return { url: `redis://127.0.0.1:${port}/0`, port, stop };
 }
 
 export interface WorkerProcess {
