@@ -16,21 +16,28 @@ const program = new Command()
 // Sub-commands, left to right along the pipeline. Each module exports register(program). Only the one the
 // command line names is loaded (every one for help): a command carries no other command's modules, which
 // keeps start-up short and the memory the benchmarks measure the command's own.
+// `index` runs the one-machine build, or the distributed one with --queue (src/queue loads BullMQ only then).
+const queue = () => import('./queue/command.js');
 const registrars: Record<string, () => Promise<{ register: (p: Command) => void }>> = {
   models: () => import('./models/command.js'),
-  index: () => import('./indexer/command.js'),
+  index: queue,
+  worker: queue,
   tune: () => import('./indexer/tune-command.js'),
   serve: () => import('./server/serve-command.js'),
   query: () => import('./server/query-command.js'),
   groups: () => import('./indexer/groups-command.js'),
-  mine: () => import('./mine/command.js'),
+  // `mine --queue` splits the job over the queue's workers: the two front ends are joined here.
+  mine: async () => {
+    const [m, q] = await Promise.all([import('./mine/command.js'), import('./queue/mine-command.js')]);
+    return { register: (p: Command) => void q.withQueue(m.mineCommand(p), m.specFromFlags, m.mine) };
+  },
   export: () => import('./mine/export-command.js'),
   domain: () => import('./service/domain-command.js'),
   bench: () => import('./bench/command.js'),
   pairs: () => import('./bench/pairs-command.js'),
 };
 const named = registrars[process.argv[2] ?? ''];
-for (const load of named ? [named] : Object.values(registrars)) (await load()).register(program);
+for (const load of named ? [named] : new Set(Object.values(registrars))) (await load()).register(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,3 +1,10 @@
 export { assertReadable, type FileFormat, formatOf, openText, readError } from './open.js';
 export { LABEL_COLUMNS, type LabeledPair, readPairs, TEXT_COLUMNS } from './pairs.js';
-export { type BadRecord, type CorpusRecord, type ReadOptions, readSentences } from './sentences.js';
+export {
+  type BadRecord,
+  type CorpusRecord,
+  type LineRange,
+  type ReadOptions,
+  readSentenceRange,
+  readSentences,
+} from './sentences.js';

@@ -3,7 +3,7 @@
  * `text` (+ `id` and any metadata), .tsv/.csv with a `text` column; any of them gzip-compressed.
  * Each record carries file:line so errors point at it, and a position so a build can resume after it.
  */
-import { statSync } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
@@ -85,13 +85,55 @@ export async function* readSentences(
   }
 }
 
+/** Lines of a plain (uncompressed) .txt or .jsonl file from byte `start` (a line start) to `end`. */
+export interface LineRange {
+  start: number;
+  end: number;
+  /** Records (lines) before `start`: the first line read is record firstRecord + 1. */
+  before: number;
+}
+
+/**
+ * The records of one byte range of a plain .txt/.jsonl file, numbered as readSentences numbers them: a
+ * distributed build reads its chunks this way, each chunk independently of the others.
+ */
+export async function* readSentenceRange(
+  path: string,
+  fileIndex: number,
+  range: LineRange,
+  onBadRecord: 'fail' | 'skip' = 'fail',
+): AsyncGenerator<CorpusRecord | BadRecord> {
+  const format = formatOf(path);
+  if (format !== 'txt' && format !== 'jsonl') {
+    throw new ParamineError('BAD_FILE', `${path}: only plain .txt and .jsonl files are read by byte range`);
+  }
+  if (range.end <= range.start) return;
+  const stream = createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: 1 << 20 });
+  try {
+    for await (const row of lineRows(stream, format, range.before)) {
+      const where = `${path}:${row.line}`;
+      if ('error' in row) {
+        const error = new ParamineError('BAD_FILE', `${where}: ${row.error}`, { field: where });
+        if (onBadRecord === 'fail') throw error;
+        yield { fileIndex, record: row.record, where, error };
+        continue;
+      }
+      yield row.meta === undefined
+        ? { fileIndex, record: row.record, where, text: row.text }
+        : { fileIndex, record: row.record, where, text: row.text, meta: row.meta };
+    }
+  } catch (e) {
+    throw readError(path, e);
+  }
+}
+
 type Row =
   | { record: number; line: number; text: string; meta?: Record<string, unknown> }
   | { record: number; line: number; error: string };
 
-async function* lineRows(stream: Readable, format: 'txt' | 'jsonl'): AsyncGenerator<Row> {
+async function* lineRows(stream: Readable, format: 'txt' | 'jsonl', before = 0): AsyncGenerator<Row> {
   const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-  let n = 0;
+  let n = before;
   for await (const line of rl) {
     n++;
     if (format === 'txt') {

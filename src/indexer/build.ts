@@ -40,7 +40,7 @@ export interface BuildSummary {
 }
 
 /** Options whose change alters the content: a resume must use the same ones. */
-function contentOptions(o: BuildOptions): BuildState['contentOptions'] {
+export function contentOptions(o: BuildOptions): BuildState['contentOptions'] {
   return {
     minTokens: o.minTokens,
     maxTokens: o.maxTokens,

@@ -8,7 +8,12 @@ import { buildIndex } from './build.js';
 const int = (v: string) => Number.parseInt(v, 10);
 
 export function register(program: Command): void {
-  program
+  indexCommand(program);
+}
+
+/** The `index` command with the one-machine build as its action (front ends may add options and wrap it). */
+export function indexCommand(program: Command): Command {
+  return program
     .command('index')
     .description('build a sharded FAISS index and LMDB sentence store from corpus files (resumable)')
     .requiredOption('--input <files...>', 'corpus files: .txt, .jsonl, .tsv/.csv with a text column; .gz too')
@@ -78,27 +83,30 @@ export function register(program: Command): void {
           .map(parseGroupKeySpec),
     )
     .option('--quiet', 'no progress output', false)
-    .action(async (o: Record<string, unknown>) => {
-      const log = (line: string) => process.stderr.write(`${line}\n`);
-      const s = await buildIndex({ ...o, inputs: o.input } as Parameters<typeof buildIndex>[0], log);
-      const c = s.counters;
-      process.stdout.write(
-        [
-          `index written to ${String(o.out)}${s.resumed ? ' (resumed)' : ''}`,
-          `  read ${c.read}, kept ${c.kept}, duplicates ${c.duplicates}, filtered ${c.empty + c.short + c.long} ` +
-            `(empty ${c.empty}, short ${c.short}, long ${c.long}), bad records ${c.bad}`,
-          `  vectors ${s.vectors} in ${s.shards} shard(s), factory ${s.factory}`,
-          `  ${s.reason}`,
-          ...(s.tuned
-            ? [
-                `  search defaults nprobe ${s.tuned.nprobe}${s.tuned.efSearch ? `, efSearch ${s.tuned.efSearch}` : ''}, ` +
-                  `kFactor ${s.tuned.kFactor}: recall@10 ${s.tuned.recall}, p50 ${s.tuned.p50Ms} ms (tuned)`,
-              ]
-            : []),
-          `  training ${formatDuration(s.trainMs / 1000)}, filling ${formatDuration(s.fillMs / 1000)}, ` +
-            `wall time ${formatDuration(s.wallMs / 1000)}, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
-          '',
-        ].join('\n'),
-      );
-    });
+    .action(runIndex);
+}
+
+/** The one-machine build from parsed command-line options. */
+export async function runIndex(o: Record<string, unknown>): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const s = await buildIndex({ ...o, inputs: o.input } as Parameters<typeof buildIndex>[0], log);
+  const c = s.counters;
+  process.stdout.write(
+    [
+      `index written to ${String(o.out)}${s.resumed ? ' (resumed)' : ''}`,
+      `  read ${c.read}, kept ${c.kept}, duplicates ${c.duplicates}, filtered ${c.empty + c.short + c.long} ` +
+        `(empty ${c.empty}, short ${c.short}, long ${c.long}), bad records ${c.bad}`,
+      `  vectors ${s.vectors} in ${s.shards} shard(s), factory ${s.factory}`,
+      `  ${s.reason}`,
+      ...(s.tuned
+        ? [
+            `  search defaults nprobe ${s.tuned.nprobe}${s.tuned.efSearch ? `, efSearch ${s.tuned.efSearch}` : ''}, ` +
+              `kFactor ${s.tuned.kFactor}: recall@10 ${s.tuned.recall}, p50 ${s.tuned.p50Ms} ms (tuned)`,
+          ]
+        : []),
+      `  training ${formatDuration(s.trainMs / 1000)}, filling ${formatDuration(s.fillMs / 1000)}, ` +
+        `wall time ${formatDuration(s.wallMs / 1000)}, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
+      '',
+    ].join('\n'),
+  );
 }

@@ -136,7 +136,7 @@ async function* readChunks(
       hooks.onBadRecord?.(rec.where, rec.error.message);
       continue;
     }
-    const text = keep(rec, options, counters);
+    const text = keepRecord(rec, options, counters);
     if (text === undefined) continue;
     const key = dedupKey(text);
     if (key === '') {
@@ -166,7 +166,7 @@ async function* readChunks(
   if (unsaved) yield { rows, positions, cursor, counters: { ...counters } };
 }
 
-function keep(
+export function keepRecord(
   rec: CorpusRecord,
   options: BuildOptions,
   counters: BuildState['counters'],

@@ -58,7 +58,7 @@ export interface ShardsResult {
   plan: IndexPlan;
 }
 
-type IndexProgress = NonNullable<BuildState['index']>;
+export type IndexProgress = NonNullable<BuildState['index']>;
 
 /** The plan for this build: auto's choice, or the given factory's shape. */
 export function buildPlan(options: BuildOptions, n: number, dim: number): IndexPlan {
@@ -215,7 +215,8 @@ async function fill(
   return fillMs;
 }
 
-async function finish(
+/** The last step of a build: vectors.f16 moved into the index (or dropped), the manifest written last. */
+export async function finish(
   input: ShardsInput,
   plan: IndexPlan,
   n: number,

@@ -24,7 +24,7 @@ import { openService } from '../service/index.js';
 
 const num = (v: string) => Number(v);
 
-interface MineFlags {
+export interface MineFlags {
   index: string;
   out: string;
   state?: string;
@@ -162,7 +162,12 @@ function parseFilterJson(text: string): Record<string, unknown> {
 }
 
 export function register(program: Command): void {
-  program
+  mineCommand(program);
+}
+
+/** The `mine` command with the one-machine runner as its action (cli.ts may add the queue's options). */
+export function mineCommand(program: Command): Command {
+  return program
     .command('mine')
     .description('mine paraphrase pairs over an index (resumable): the same job runner as POST /v1/jobs')
     .requiredOption('--index <dir>', 'index directory built by `paramine index`')
@@ -226,7 +231,7 @@ export function register(program: Command): void {
     .action(async (o: MineFlags) => mine(o));
 }
 
-async function mine(o: MineFlags): Promise<void> {
+export async function mine(o: MineFlags): Promise<void> {
   const started = Date.now();
   const { spec, dataDir } = specFromFlags(o);
   // Unlike the service, the miner does not share the cores with queries: exact (flat) search spends most

@@ -1,0 +1,21 @@
+/**
+ * The queue stage (docs/distributed.md): distributed builds and mining jobs on BullMQ + Redis with a
+ * shared work directory. Command-line front ends: command.ts (`index --queue`, `worker`) and
+ * mine-command.ts (`mine --queue`, joined to src/mine by cli.ts).
+ */
+export { parseQueueUrl, type RedisTarget, STAGES, type Stage } from './connection.js';
+export {
+  buildDistributed,
+  type DistributedSummary,
+  type QueueOptionsInput,
+  queueOptionsSchema,
+} from './coordinator.js';
+export { layout, type Marker, publish, readMarker } from './layout.js';
+export { QueueMetrics } from './metrics.js';
+export {
+  type DistributedMineOptions,
+  type DistributedMineSummary,
+  mineDistributed,
+  mineRanges,
+} from './mine.js';
+export { runWorker, type WorkerOptionsInput, workerOptionsSchema } from './worker.js';

@@ -1,0 +1,157 @@
+/**
+ * `paramine mine --queue URL --work DIR`: a mining job split into ranges of query ids (whole batches of
+ * the job's batchSize, so every batch is the one a single runner would run), one `mine` job a range run
+ * by the workers; then merged here in range order: the first pair of each key kept (as one runner's
+ * pair de-duplication keeps it), sequence numbers in that order, clusters as connected components in
+ * that order. The output files are those `paramine mine` writes, pair for pair.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Queue } from 'bullmq';
+import { ParamineError } from '../errors.js';
+import { readManifest } from '../index/index.js';
+import { type JobSpecInput, jobSpecSchema, type MinedPair, UnionFind } from '../jobs/index.js';
+import { SentenceStore } from '../store/index.js';
+import { parseInput } from '../validate.js';
+import { connectionOptions, parseQueueUrl, queueName } from './connection.js';
+import { runStage, type StageJob } from './dispatch.js';
+import { layout, readChecked, readMarker, writeDurable } from './layout.js';
+
+export interface DistributedMineOptions {
+  index: string;
+  out: string;
+  queue: string;
+  work: string;
+  spec: JobSpecInput;
+  reranker?: string | false | undefined;
+  /** Query sentences per range job (rounded to whole batches). */
+  rangeSize: number;
+  quiet: boolean;
+  pollMs?: number;
+}
+
+export interface DistributedMineSummary {
+  job: string;
+  ranges: number;
+  queries: number;
+  pairs: number;
+  clusters?: number;
+  clustersFile?: string;
+}
+
+/** Ranges of [start, end) of whole batches, about `size` queries each. */
+export function mineRanges(
+  start: number,
+  end: number,
+  batch: number,
+  size: number,
+): { start: number; end: number }[] {
+  const step = Math.max(batch, Math.round(size / batch) * batch);
+  const out: { start: number; end: number }[] = [];
+  for (let s = start; s < end; s += step) out.push({ start: s, end: Math.min(end, s + step) });
+  return out;
+}
+
+export async function mineDistributed(
+  o: DistributedMineOptions,
+  log: (line: string) => void = () => {},
+): Promise<DistributedMineSummary> {
+  const spec = parseInput(jobSpecSchema, o.spec, 'job');
+  if (spec.scope.kind !== 'all' && spec.scope.kind !== 'range') {
+    throw new ParamineError(
+      'BAD_INPUT',
+      'a distributed mining job splits ranges of index ids: use the whole index or --range (a --queries file runs on one machine)',
+      { field: 'scope' },
+    );
+  }
+  const index = resolve(o.index);
+  const manifest = await readManifest(index);
+  const n = manifest.shards.reduce((a, s) => a + s.count, 0);
+  const [start, end] = spec.scope.kind === 'range' ? [spec.scope.start, Math.min(spec.scope.end, n)] : [0, n];
+  const work = resolve(o.work);
+  const ranges = mineRanges(start, end, spec.batchSize, o.rangeSize);
+  // The same job in the same work dir has the same id: a restarted coordinator finds its range jobs.
+  const job = createHash('sha256')
+    .update(JSON.stringify([work, index, manifest.model.sha256, o.spec, o.reranker ?? false, ranges]))
+    .digest('hex')
+    .slice(0, 16);
+  mkdirSync(layout.mineDir(work, job), { recursive: true });
+  const jobs: StageJob[] = ranges.map((r, i) => ({
+    id: `${job}-mine-${i}`,
+    name: `queries ${r.start}..${r.end - 1}`,
+    data: {
+      work,
+      job,
+      range: i,
+      index,
+      ...(o.reranker === undefined ? {} : { reranker: o.reranker }),
+      spec: { ...o.spec, scope: { kind: 'range', start: r.start, end: r.end }, cluster: false },
+    },
+    done: () => readMarker(layout.range(work, job, i)) !== undefined,
+  }));
+  const target = parseQueueUrl(o.queue);
+  const queue = new Queue(queueName('mine'), {
+    connection: connectionOptions(target),
+    prefix: target.prefix,
+  });
+  try {
+    await runStage(
+      {
+        queue,
+        stage: 'mine',
+        onFailed: 'stop',
+        quiet: o.quiet,
+        log,
+        ...(o.pollMs ? { pollMs: o.pollMs } : {}),
+      },
+      jobs,
+    );
+  } finally {
+    await queue.close();
+  }
+  return merge(work, job, ranges.length, { ...o, index }, spec.cluster, end - start);
+}
+
+async function merge(
+  work: string,
+  job: string,
+  ranges: number,
+  o: DistributedMineOptions,
+  cluster: boolean,
+  queries: number,
+): Promise<DistributedMineSummary> {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  const uf = new UnionFind();
+  for (let r = 0; r < ranges; r++) {
+    const base = layout.range(work, job, r);
+    const marker = readMarker(base);
+    if (!marker)
+      throw new ParamineError('CONFLICT', `mining range ${r} of job ${job} has no published output`);
+    const text = readChecked(base, 'pairs', marker).toString('utf8');
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      const { k, p } = JSON.parse(line) as { k: string; p: MinedPair };
+      if (seen.has(k)) continue;
+      seen.add(k);
+      lines.push(`${JSON.stringify({ seq: lines.length, ...p })}\n`);
+      if (cluster && p.a.id !== null && p.b.id !== null) uf.union(p.a.id, p.b.id);
+    }
+  }
+  writeDurable(o.out, Buffer.from(lines.join('')));
+  const summary: DistributedMineSummary = { job, ranges, queries, pairs: lines.length };
+  if (!cluster) return summary;
+  const clusters = uf.clusters();
+  const clustersFile = `${o.out.replace(/\.jsonl?$/, '')}.clusters.jsonl`;
+  const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
+  try {
+    const out = clusters.map(
+      (ids, seq) => `${JSON.stringify({ seq, ids, texts: ids.map((id) => store.get(id)?.text) })}\n`,
+    );
+    writeDurable(clustersFile, Buffer.from(out.join('')));
+  } finally {
+    await store.close();
+  }
+  return { ...summary, clusters: clusters.length, clustersFile };
+}
