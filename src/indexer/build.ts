@@ -119,8 +119,11 @@ export async function buildIndex(
   }
 }
 
-/** The last step: operating points and tuned search defaults, for IVF indexes that keep their vectors. */
-async function tuneBuilt(
+/**
+ * The last step (one machine and distributed): operating points and tuned search defaults, for IVF
+ * indexes that keep their vectors.
+ */
+export async function tuneBuilt(
   out: string,
   factory: string,
   options: BuildOptions,

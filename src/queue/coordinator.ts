@@ -17,8 +17,15 @@ import { z } from 'zod';
 import { assertReadable } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
-import { sampleIds, splitRange, trainIndex, VectorFile, writeIndexFile } from '../index/index.js';
-import { contentOptions } from '../indexer/build.js';
+import {
+  type OperatingPoint,
+  sampleIds,
+  splitRange,
+  trainIndex,
+  VectorFile,
+  writeIndexFile,
+} from '../index/index.js';
+import { contentOptions, tuneBuilt } from '../indexer/build.js';
 import { buildGroupTables } from '../indexer/groups.js';
 import { type BuildOptions, buildOptionsSchema } from '../indexer/options.js';
 import { buildPlan, shardCount } from '../indexer/shards.js';
@@ -59,6 +66,8 @@ export interface DistributedSummary {
   skipped: number[];
   resumed: boolean;
   wallMs: number;
+  /** The operating point tuning made the search defaults (absent: not tuned). */
+  tuned?: OperatingPoint;
 }
 
 type Log = (line: string) => void;
@@ -114,7 +123,10 @@ export async function buildDistributed(
     await metrics.close();
     for (const queue of queues.values()) await queue.close();
   }
+  // As the one-machine build does, so both end with the same search defaults (on the coordinator).
+  const tuned = await tuneBuilt(resolve(options.out), b.factory ?? '', options, log);
   return {
+    ...(tuned ? { tuned } : {}),
     vectors: b.vectors ?? 0,
     shards: b.shards ?? 0,
     factory: b.factory ?? '',
