@@ -23,7 +23,14 @@ const registrars: Record<string, () => Promise<{ register: (p: Command) => void 
   index: queue,
   worker: queue,
   tune: () => import('./indexer/tune-command.js'),
-  serve: () => import('./server/serve-command.js'),
+  // `serve --queue` runs POST /v1/jobs on the queue's workers.
+  serve: async () => {
+    const [s, q] = await Promise.all([
+      import('./server/serve-command.js'),
+      import('./queue/mine-command.js'),
+    ]);
+    return { register: (p: Command) => s.register(p, q.serveWithQueue) };
+  },
   query: () => import('./server/query-command.js'),
   groups: () => import('./indexer/groups-command.js'),
   // `mine --queue` splits the job over the queue's workers: the two front ends are joined here.

@@ -89,6 +89,11 @@ export class ParamineError extends Error {
   }
 }
 
+/** Whether a string is one of the stable codes (e.g. read back from a job's failure reason). */
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(STATUS, code);
+}
+
 export function isParamineError(e: unknown): e is ParamineError {
   return e instanceof ParamineError;
 }

@@ -105,6 +105,7 @@ t.test(
     await t.rejects(
       buildDistributed({ ...common, out: join(dir, 'stop') }, { ...q, work: join(dir, 'work-stop') }),
       {
+        code: 'BAD_FILE',
         message:
           /embed job for chunk 1 \(.*poisoned\.jsonl bytes \d+\.\.\d+, lines 101\.\.\) failed after 3 attempts: .*poisoned\.jsonl:171: invalid JSON/,
       },

@@ -12,7 +12,8 @@ import t from 'tap';
 import { buildIndex } from '../src/indexer/build.js';
 import { connectionOptions, parseQueueUrl, queueName } from '../src/queue/connection.js';
 import { layout } from '../src/queue/layout.js';
-import { mineDistributed } from '../src/queue/mine.js';
+import { mineDistributed, queueJobRunner } from '../src/queue/mine.js';
+import { openService } from '../src/service/index.js';
 import { corpusWithDuplicates, killMidJob, needRedis, startRedis, startWorker } from './helpers/queue.js';
 
 const MODEL = 'all-minilm-l6-v2';
@@ -96,4 +97,23 @@ t.test('distributed mining equals one-machine mining, also with a worker killed 
   t.match(a.log() + b.log(), new RegExp(`mine ${killed} started`), 'the killed range ran again elsewhere');
   t.equal(s2.pairs, s1.pairs);
   t.equal(readFileSync(out2, 'utf8'), pairs, 'pair for pair, with a worker killed mid-range');
+
+  // POST /v1/jobs on a service started with --queue: the job manager's runner is the queue's.
+  const service = await openService({ index, reranker: false });
+  t.teardown(() => service.close());
+  const runner = queueJobRunner({
+    queue: redis.url,
+    work: join(dir, 'work3'),
+    index,
+    reranker: false,
+    rangeSize: 96,
+  });
+  const { manager, store } = service.openJobs({ dir: join(dir, 'jobs'), runner });
+  const created = await manager.create(spec);
+  const end = await manager.wait(created.id, undefined, 50);
+  t.equal(end.state, 'done');
+  t.equal(end.processed, end.total);
+  const served = [...store.pairs(created.id)].map(({ seq, pair }) => `${JSON.stringify({ seq, ...pair })}\n`);
+  t.equal(served.join(''), pairs, "the service's job stores the one-machine pairs");
+  t.equal(end.clusters, readFileSync(join(dir, 'one.clusters.jsonl'), 'utf8').split('\n').length - 1);
 });

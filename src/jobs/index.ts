@@ -1,5 +1,5 @@
 export { pairKey, UnionFind } from './cluster.js';
-export { JobManager, type JobStatus, type ManagerOptions } from './manager.js';
+export { JobManager, type JobRunner, type JobStatus, type ManagerOptions } from './manager.js';
 export { NeighbourhoodMeans, ratioMargin } from './margin.js';
 export { MAX_FILE_SENTENCES, resolveDataPath } from './queries.js';
 export { type JobContext, runJob } from './runner.js';

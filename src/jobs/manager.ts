@@ -23,8 +23,18 @@ interface Running {
   stop?: 'cancel' | 'pause';
 }
 
+/** Runs one job to its end (or to a stop): runJob here, or another engine (src/queue spreads it). */
+export type JobRunner = (
+  job: JobRecord,
+  ctx: JobContext,
+  store: JobStore,
+  control: { stop(): 'cancel' | 'pause' | undefined },
+) => Promise<JobRecord>;
+
 export interface ManagerOptions {
   maxConcurrent?: number;
+  /** The runner of every job (default: runJob, in this process). */
+  runner?: JobRunner | undefined;
   /** Called when a job fails (the service logs it). */
   onError?: (job: JobRecord, e: unknown) => void;
 }
@@ -157,7 +167,7 @@ export class JobManager {
       const job = this.jobs.get(id);
       if (job === undefined || FINISHED.includes(job.state)) continue;
       const entry: Running = { promise: Promise.resolve() };
-      entry.promise = runJob(job, this.ctx, this.jobs, { stop: () => entry.stop })
+      entry.promise = (this.options.runner ?? runJob)(job, this.ctx, this.jobs, { stop: () => entry.stop })
         .then(() => undefined)
         .catch(async (e: unknown) => {
           const latest = this.jobs.get(id) ?? job;

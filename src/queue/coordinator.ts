@@ -114,7 +114,7 @@ export async function buildDistributed(
     pollMs: q.pollMs,
   });
   const save = (next: QueueBuild) => {
-    b = { ...next, elapsedMs: next.elapsedMs };
+    b = next;
     saveBuild(work, b);
   };
   try {

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
-import { ParamineError } from '../errors.js';
+import { type ErrorCode, isErrorCode, ParamineError } from '../errors.js';
 import { createProgress } from '../progress.js';
 import { JOB_OPTIONS, type Stage } from './connection.js';
 import type { QueueMetrics } from './metrics.js';
@@ -30,6 +30,12 @@ export interface StageContext {
   log: (line: string) => void;
   /** Poll interval (ms). */
   pollMs?: number;
+}
+
+/** The worker's error code ("BAD_FILE: …", as src/queue/worker.ts reports it), else INTERNAL. */
+function codeOf(reason: string): ErrorCode {
+  const code = /^([A-Z_]+): /.exec(reason)?.[1];
+  return code !== undefined && isErrorCode(code) ? code : 'INTERNAL';
 }
 
 async function ensureQueued(queue: Queue, job: StageJob, stage: Stage): Promise<void> {
@@ -81,7 +87,7 @@ export async function runStage(ctx: StageContext, jobs: readonly StageJob[]): Pr
           if (ctx.onFailed === 'stop') {
             bar.stop();
             throw new ParamineError(
-              'BAD_FILE',
+              codeOf(reason),
               `${ctx.stage} job for ${job.name} failed after ${JOB_OPTIONS.attempts} attempts: ${reason}`,
             );
           }

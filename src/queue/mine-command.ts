@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { ParamineError } from '../errors.js';
-import type { JobSpecInput } from '../jobs/index.js';
+import type { JobRunner, JobSpecInput } from '../jobs/index.js';
 import { formatDuration } from '../progress.js';
 
 type Flags = Record<string, unknown>;
@@ -54,3 +54,37 @@ export function withQueue<F>(
       );
     });
 }
+
+/**
+ * `paramine serve --queue URL --work DIR`: POST /v1/jobs runs each job's ranges on the queue's workers
+ * (src/queue/mine.ts queueJobRunner); without --queue, jobs run in the service as before. Given to the
+ * server's `serve` command by cli.ts (structurally: front ends do not import each other).
+ */
+export const serveWithQueue = {
+  options(cmd: Command): void {
+    cmd
+      .option(
+        '--queue <url>',
+        "mining jobs run on this queue's workers: redis://HOST:PORT/DB (docs/distributed.md)",
+      )
+      .option('--work <dir>', 'with --queue: work directory shared by every worker')
+      .option('--range-size <n>', 'with --queue: query sentences per range job', (v) => Number(v), 20_000);
+  },
+  jobRunner(raw: Flags, index: string): JobRunner | undefined {
+    if (raw.queue === undefined) return undefined;
+    if (typeof raw.work !== 'string') {
+      throw new ParamineError('BAD_INPUT', '--queue needs --work: a directory every worker mounts', {
+        field: 'work',
+      });
+    }
+    const options = {
+      queue: String(raw.queue),
+      work: raw.work,
+      index,
+      reranker: raw.reranker === false ? (false as const) : (raw.reranker as string | undefined),
+      rangeSize: Number(raw.rangeSize ?? 20_000),
+    };
+    // BullMQ is loaded with the first job, not with the service.
+    return async (...args) => (await import('./mine.js')).queueJobRunner(options)(...args);
+  },
+};

@@ -39,7 +39,8 @@ export class MineRunner {
     let s = this.services.get(key);
     if (!s) {
       setNumThreads(this.threads, this.threads);
-      s = openService({ index, reranker: reranker ?? false, batch: { maxBatch: 256, maxWaitMs: 0 } });
+      // undefined: the default cross-encoder when present, as the service that queued the job has.
+      s = openService({ index, reranker, batch: { maxBatch: 256, maxWaitMs: 0 } });
       s.catch(() => this.services.delete(key));
       this.services.set(key, s);
     }

@@ -11,7 +11,15 @@ import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { ParamineError } from '../errors.js';
 import { readManifest } from '../index/index.js';
-import { type JobSpecInput, jobSpecSchema, type MinedPair, UnionFind } from '../jobs/index.js';
+import {
+  type JobRecord,
+  type JobRunner,
+  type JobSpecInput,
+  type JobStore,
+  jobSpecSchema,
+  type MinedPair,
+  UnionFind,
+} from '../jobs/index.js';
 import { SentenceStore } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { connectionOptions, parseQueueUrl, queueName } from './connection.js';
@@ -53,15 +61,22 @@ export function mineRanges(
   return out;
 }
 
-export async function mineDistributed(
-  o: DistributedMineOptions,
-  log: (line: string) => void = () => {},
-): Promise<DistributedMineSummary> {
+interface Dispatched {
+  work: string;
+  job: string;
+  ranges: { start: number; end: number }[];
+}
+
+/** Splits the job into range jobs, queues them and waits until every range is published. */
+async function dispatchRanges(
+  o: Omit<DistributedMineOptions, 'out' | 'spec' | 'quiet'> & { quiet: boolean; spec: unknown; salt: string },
+  log: (line: string) => void,
+): Promise<Dispatched> {
   const spec = parseInput(jobSpecSchema, o.spec, 'job');
   if (spec.scope.kind !== 'all' && spec.scope.kind !== 'range') {
     throw new ParamineError(
       'BAD_INPUT',
-      'a distributed mining job splits ranges of index ids: use the whole index or --range (a --queries file runs on one machine)',
+      'a distributed mining job splits ranges of index ids: use the whole index or a range (a query file runs on one machine)',
       { field: 'scope' },
     );
   }
@@ -71,12 +86,13 @@ export async function mineDistributed(
   const [start, end] = spec.scope.kind === 'range' ? [spec.scope.start, Math.min(spec.scope.end, n)] : [0, n];
   const work = resolve(o.work);
   const ranges = mineRanges(start, end, spec.batchSize, o.rangeSize);
-  // The same job in the same work dir has the same id: a restarted coordinator finds its range jobs.
+  // The same job over the same index in the same work dir has the same id: a restart finds its ranges.
   const job = createHash('sha256')
-    .update(JSON.stringify([work, index, manifest.model.sha256, o.spec, o.reranker ?? false, ranges]))
+    .update(JSON.stringify([o.salt, work, index, manifest, spec, o.reranker ?? false, ranges]))
     .digest('hex')
     .slice(0, 16);
   mkdirSync(layout.mineDir(work, job), { recursive: true });
+  const { index: _name, ...rangeSpec } = spec;
   const jobs: StageJob[] = ranges.map((r, i) => ({
     id: `${job}-mine-${i}`,
     name: `queries ${r.start}..${r.end - 1}`,
@@ -86,7 +102,7 @@ export async function mineDistributed(
       range: i,
       index,
       ...(o.reranker === undefined ? {} : { reranker: o.reranker }),
-      spec: { ...o.spec, scope: { kind: 'range', start: r.start, end: r.end }, cluster: false },
+      spec: { ...rangeSpec, scope: { kind: 'range', start: r.start, end: r.end }, cluster: false },
     },
     done: () => readMarker(layout.range(work, job, i)) !== undefined,
   }));
@@ -110,7 +126,87 @@ export async function mineDistributed(
   } finally {
     await queue.close();
   }
-  return merge(work, job, ranges.length, { ...o, index }, spec.cluster, end - start);
+  return { work, job, ranges };
+}
+
+/** The pairs of range r, each with its key, in the runner's order (checked against the marker). */
+function* rangePairs(work: string, job: string, r: number): Generator<{ k: string; p: MinedPair }> {
+  const base = layout.range(work, job, r);
+  const marker = readMarker(base);
+  if (!marker) throw new ParamineError('CONFLICT', `mining range ${r} of job ${job} has no published output`);
+  for (const line of readChecked(base, 'pairs', marker).toString('utf8').split('\n')) {
+    if (line !== '') yield JSON.parse(line) as { k: string; p: MinedPair };
+  }
+}
+
+export async function mineDistributed(
+  o: DistributedMineOptions,
+  log: (line: string) => void = () => {},
+): Promise<DistributedMineSummary> {
+  const spec = parseInput(jobSpecSchema, o.spec, 'job');
+  const d = await dispatchRanges({ ...o, salt: 'cli' }, log);
+  const queries = d.ranges.reduce((a, r) => a + r.end - r.start, 0);
+  return merge(d.work, d.job, d.ranges.length, { ...o, index: resolve(o.index) }, spec.cluster, queries);
+}
+
+/**
+ * The runner of a job manager (POST /v1/jobs on a service started with --queue): the job's ranges run on
+ * the queue's workers, then each range's new pairs are committed to the job store in order (one batch a
+ * range, so a restarted service goes on after the last merged range), clusters last.
+ */
+export function queueJobRunner(o: {
+  queue: string;
+  work: string;
+  index: string;
+  reranker?: string | false | undefined;
+  rangeSize: number;
+}): JobRunner {
+  return async (initial, _ctx, store, control) => {
+    let job: JobRecord = {
+      ...initial,
+      state: 'running',
+      startedAt: initial.startedAt ?? new Date().toISOString(),
+    };
+    await store.put(job);
+    const t0 = performance.now();
+    const d = await dispatchRanges({ ...o, spec: initial.spec, quiet: true, salt: initial.id }, () => {});
+    let done = 0;
+    for (const [r, range] of d.ranges.entries()) {
+      done += range.end - range.start;
+      if (done <= job.processed) continue;
+      if (control.stop() === 'cancel') return finishJob(store, job, 'cancelled');
+      const batch = new Map<string, MinedPair>();
+      for (const { k, p } of rangePairs(d.work, d.job, r))
+        if (!batch.has(k) && !store.hasPair(job.id, k)) batch.set(k, p);
+      const next: JobRecord = {
+        ...job,
+        processed: done,
+        pairs: job.pairs + batch.size,
+        runMs: job.runMs + (performance.now() - t0) / d.ranges.length,
+      };
+      await store.commitBatch(
+        job,
+        [...batch].map(([key, pair]) => ({ key, pair })),
+        next,
+      );
+      job = next;
+    }
+    if (job.spec.cluster) {
+      const uf = new UnionFind();
+      for (const { pair } of store.pairs(job.id))
+        if (pair.a.id !== null && pair.b.id !== null) uf.union(pair.a.id, pair.b.id);
+      const clusters = uf.clusters();
+      job = { ...job, clusters: clusters.length };
+      await store.writeClusters(job, clusters);
+    }
+    return finishJob(store, job, 'done');
+  };
+}
+
+async function finishJob(store: JobStore, job: JobRecord, state: 'done' | 'cancelled'): Promise<JobRecord> {
+  const done: JobRecord = { ...job, state, finishedAt: new Date().toISOString() };
+  await store.put(done);
+  return done;
 }
 
 async function merge(
@@ -125,14 +221,7 @@ async function merge(
   const lines: string[] = [];
   const uf = new UnionFind();
   for (let r = 0; r < ranges; r++) {
-    const base = layout.range(work, job, r);
-    const marker = readMarker(base);
-    if (!marker)
-      throw new ParamineError('CONFLICT', `mining range ${r} of job ${job} has no published output`);
-    const text = readChecked(base, 'pairs', marker).toString('utf8');
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      const { k, p } = JSON.parse(line) as { k: string; p: MinedPair };
+    for (const { k, p } of rangePairs(work, job, r)) {
       if (seen.has(k)) continue;
       seen.add(k);
       lines.push(`${JSON.stringify({ seq: lines.length, ...p })}\n`);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
+import type { JobRunner } from '../jobs/index.js';
 import { openService } from '../service/index.js';
 import { parseInput } from '../validate.js';
 import { buildApp } from './app.js';
@@ -37,8 +38,15 @@ const optionsSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export function register(program: Command): void {
-  program
+/** What another front end adds to `serve` (cli.ts joins them): options, and a runner for mining jobs. */
+export interface ServeExtension {
+  options(cmd: Command): void;
+  /** The runner of POST /v1/jobs for these command-line options (undefined: jobs run in this process). */
+  jobRunner(raw: Record<string, unknown>, index: string): JobRunner | undefined;
+}
+
+export function register(program: Command, extension?: ServeExtension): void {
+  const cmd = program
     .command('serve')
     .description('serve top-k paraphrase search, reranking and classification over HTTP')
     .requiredOption('--index <dir>', 'index directory built by `paramine index`')
@@ -90,11 +98,15 @@ export function register(program: Command): void {
     .option('--data-dir <dir>', 'directory job scopes may name files in (none: file scopes are refused)')
     .option('--max-jobs <n>', 'mining jobs running at once (more wait in a queue)', '1')
     .option('--log-level <level>', 'pino log level', 'info')
-    .action((raw: Record<string, unknown>) => serve(parseInput(optionsSchema, raw, 'options')));
+    .action((raw: Record<string, unknown>) => {
+      const o = parseInput(optionsSchema, raw, 'options');
+      return serve(o, extension?.jobRunner(raw, o.index));
+    });
+  extension?.options(cmd);
 }
 
 /** Opens the service, builds the app, resumes unfinished jobs and listens until SIGTERM / SIGINT. */
-async function serve(o: z.output<typeof optionsSchema>): Promise<void> {
+async function serve(o: z.output<typeof optionsSchema>, runner?: JobRunner): Promise<void> {
   const keys = loadApiKeys({
     file: o.apiKeysFile,
     named: process.env.PARAMINE_API_KEYS,
@@ -119,6 +131,7 @@ async function serve(o: z.output<typeof optionsSchema>): Promise<void> {
     dir: o.jobsDir ?? join(o.index, 'jobs'),
     dataDir: o.dataDir,
     maxConcurrent: o.maxJobs,
+    runner,
     onError: (job, e) => log?.error({ job: job.id, err: e }, 'mining job failed'),
   });
   const annotations = service.openAnnotations(o.annotationsDir ?? join(o.index, 'annotations'));
