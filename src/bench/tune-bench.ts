@@ -137,6 +137,40 @@ function pointsTable(points: readonly OperatingPoint[], chosen: OperatingPoint):
   ];
 }
 
+/** The same vectors, held-out queries and exact truth through autofaiss (its own choice under the budget). */
+async function autofaissSide(
+  o: {
+    autofaiss?: string | undefined;
+    maxRam: string;
+    threads: number;
+    latencyQueries: number;
+    n: number;
+    dim: number;
+  },
+  d: { work: string; source: VectorFile; queries: Float32Array; ids: number[]; truth: BigInt64Array },
+  log: Log,
+): Promise<Side> {
+  const { work, source, queries, ids, truth } = d;
+  const python = o.autofaiss as string;
+  npy(join(work, 'corpus.npy'), await source.read(0, o.n), [o.n, o.dim]);
+  npy(join(work, 'queries.npy'), queries, [ids.length, o.dim]);
+  npy(
+    join(work, 'query-ids.npy'),
+    BigInt64Array.from(ids, (x) => BigInt(x)),
+    [ids.length],
+  );
+  npy(join(work, 'truth.npy'), truth, [ids.length, 10]);
+  log('autofaiss: building');
+  const cfg = {
+    dir: work,
+    maxRam: o.maxRam,
+    threads: o.threads,
+    k: 10,
+    latencyQueries: o.latencyQueries,
+  };
+  return runAutofaiss(python, cfg, log);
+}
+
 export const tune = defineBenchmark({
   name: 'tune',
   description: 'an index under a RAM budget, tuned against exact ground truth (and autofaiss beside it)',
@@ -195,25 +229,7 @@ export const tune = defineBenchmark({
         buildS: buildS + tuneS,
       },
     ];
-    if (o.autofaiss) {
-      npy(join(work, 'corpus.npy'), await source.read(0, o.n), [o.n, o.dim]);
-      npy(join(work, 'queries.npy'), queries, [ids.length, o.dim]);
-      npy(
-        join(work, 'query-ids.npy'),
-        BigInt64Array.from(ids, (x) => BigInt(x)),
-        [ids.length],
-      );
-      npy(join(work, 'truth.npy'), truth, [ids.length, 10]);
-      log('autofaiss: building');
-      const cfg = {
-        dir: work,
-        maxRam: o.maxRam,
-        threads: o.threads,
-        k: 10,
-        latencyQueries: o.latencyQueries,
-      };
-      sides.push(await runAutofaiss(o.autofaiss, cfg, log));
-    }
+    if (o.autofaiss) sides.push(await autofaissSide(o, { work, source, queries, ids, truth }, log));
     await source.close();
     const markdown = [
       `Operating points (Pareto front) of \`${plan.factory}\` on ${o.n} seeded clustered ${o.dim}-d vectors, ` +

@@ -8,6 +8,7 @@ export {
   type SearchResult,
   setNumThreads,
 } from '../native/index.js';
+export { planWithinBudget } from './budget.js';
 export { type BuilderOptions, IndexBuilder } from './builder.js';
 export { FULL_VERIFY_BELOW_BYTES, fileDigest, type VerifyMode, verifyChecksums } from './checksums.js';
 export {
@@ -28,7 +29,6 @@ export {
   factoryString,
   type IndexPlan,
   planForFactory,
-  planWithinBudget,
   pqSubquantizers,
   type SearchDefaults,
   searchDefaults,

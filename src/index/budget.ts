@@ -1,0 +1,57 @@
+/** Plans under a RAM budget (`--max-ram`): the first that fits, with its arithmetic, or a refusal naming the least. */
+import { ParamineError } from '../errors.js';
+import { formatBytes } from './cost.js';
+import type { IndexPlan } from './factory.js';
+
+/** The first of `plans` (best first) within `budget`; OVER_BUDGET naming the least budget when none is. */
+export function pickWithinBudget(
+  plans: readonly IndexPlan[],
+  n: number,
+  dim: number,
+  budget: number,
+): IndexPlan {
+  const fits = plans.find((p) => p.cost.total.ram <= budget);
+  const skipped = plans
+    .filter((p) => p.cost.total.ram > budget)
+    .map(
+      (p) => `${p.factory}${p.refine === 'sq8' ? ' + SQ8 refine' : ''} (${formatBytes(p.cost.total.ram)})`,
+    );
+  if (fits) return withBudget(fits, n, budget, fits === plans[0] ? [] : skipped);
+  const least = Math.min(...plans.map((p) => p.cost.total.ram));
+  throw new ParamineError(
+    'OVER_BUDGET',
+    `no index for ${n} ${dim}-d vectors fits in ${formatBytes(budget)} of RAM; the smallest ` +
+      `(${plans.find((p) => p.cost.total.ram === least)?.factory}) needs ${formatBytes(least)}: ` +
+      `give --max-ram ${Math.ceil(least / 1e6)}MB or more`,
+    { field: 'maxRam' },
+  );
+}
+
+function withBudget(plan: IndexPlan, n: number, budget: number, skipped: string[]): IndexPlan {
+  const c = plan.cost;
+  const parts = Object.entries(c.parts)
+    .map(([k, v]) => `${v} B ${k}`)
+    .join(' + ');
+  const line =
+    `RAM budget ${formatBytes(budget)}: ${n} x (${parts}) = ${formatBytes(n * c.perVector.ram)} + fixed ` +
+    `${formatBytes(c.fixed.ram)} = ${formatBytes(c.total.ram)} <= ${formatBytes(budget)}` +
+    (c.total.mapped > 0 ? `; memory-mapped, outside the budget: ${formatBytes(c.total.mapped)}` : '') +
+    (skipped.length > 0 ? `; over budget: ${skipped.join(', ')}` : '');
+  const reasons = [...plan.reasons, line];
+  return { ...plan, reasons, reason: reasons.join('; '), budget: { maxRamBytes: budget, ram: c.total.ram } };
+}
+
+/** A given factory's plan under a RAM budget: refused (OVER_BUDGET) above it, else with its arithmetic. */
+export function planWithinBudget(plan: IndexPlan, budget: number | undefined): IndexPlan {
+  if (budget === undefined) return plan;
+  const n = plan.cost.total.n;
+  if (plan.cost.total.ram > budget) {
+    throw new ParamineError(
+      'OVER_BUDGET',
+      `${plan.factory} for ${n} ${plan.dim}-d vectors needs ${formatBytes(plan.cost.total.ram)} of RAM, more ` +
+        `than --max-ram ${formatBytes(budget)}: raise it, or leave --factory auto to pick one that fits`,
+      { field: 'maxRam' },
+    );
+  }
+  return withBudget(plan, n, budget, []);
+}
