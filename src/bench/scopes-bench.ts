@@ -4,7 +4,7 @@
  *   node dist/bench/scopes-bench.js nmr [--fillers 8000]   group-scoped vs global mining, MultiPIT NMR sets
  *   node dist/bench/scopes-bench.js crossover              exact (flat over a group) vs index + id selector
  *   node dist/bench/scopes-bench.js calibrate              the encoder's cosine standing for ParaSCI's 0.931
- *   node dist/bench/scopes-bench.js subsentence            extra pairs from best-clause spans on ParaSCI
+ *   node dist/bench/scopes-bench.js subsentence            extra pairs from best-clause / span-model spans
  *
  * Each writes a JSON result to bench-results/scopes-NAME.json and prints a Markdown table.
  */
@@ -15,7 +15,6 @@ import { readPairs } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { buildIndex } from '../indexer/build.js';
 import { type MinedPair, pairKey } from '../jobs/index.js';
-import { PARASCI_COSINE } from '../jobs/spec.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createIndex, type FaissIndex } from '../native/index.js';
 import { openService } from '../service/index.js';
@@ -305,47 +304,10 @@ async function calibrate(): Promise<void> {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
 
-/** Whole-sentence mining vs the same plus best-clause spans, on ParaSCI-ACL val sentences. */
+/** Whole-sentence mining vs the same plus best-clause or span-model spans (subsentence-bench.ts). */
 async function subsentence(): Promise<void> {
-  const pairs = await readPairs(join(DATA, 'parasci/acl/val.src'));
-  const dir = mkdtempSync(join(tmpdir(), 'paramine-scopes-sub-'));
-  try {
-    const corpus = join(dir, 'corpus.txt');
-    writeFileSync(corpus, `${[...new Set(pairs.flatMap((p) => [p.s1, p.s2]))].join('\n')}\n`);
-    const index = join(dir, 'index');
-    await buildIndex({ inputs: [corpus], out: index, model: 'all-minilm-l6-v2', quiet: true });
-    const minCosine = arg('min-cosine', PARASCI_COSINE);
-    const base = { k: 5, minCosine, filter: { plrMax: 1 }, batchSize: 256 };
-    const runs = await mine(index, {
-      whole: base,
-      bestClause: { ...base, subSentence: { method: 'best-clause', minCosine: arg('span-cosine', 0.7) } },
-    });
-    const goldKey = new Set(pairs.map((p) => [p.s1, p.s2].sort().join('\u0000')));
-    const isGold = (p: MinedPair) => goldKey.has([p.a.text, p.b.text].sort().join('\u0000'));
-    const whole = runs.whole?.pairs ?? [];
-    const withSpans = runs.bestClause?.pairs ?? [];
-    const spans = withSpans.filter((p) => p.span !== undefined);
-    const result = {
-      machine: machine(),
-      sentences: new Set(pairs.flatMap((p) => [p.s1, p.s2])).size,
-      wholePairs: whole.length,
-      wholeGold: whole.filter(isGold).length,
-      extraSpanPairs: spans.length,
-      extraSpanPairsOfGold: spans.filter(isGold).length,
-      meanSpanCosine: spans.reduce((s, p) => s + (p.span?.cosine ?? 0), 0) / Math.max(1, spans.length),
-      seconds: { whole: runs.whole?.seconds, bestClause: runs.bestClause?.seconds },
-      examples: spans.slice(0, 8).map((p) => {
-        const s = p.span as NonNullable<MinedPair['span']>;
-        const short = s.side === 'a' ? p.b.text : p.a.text;
-        const long = s.side === 'a' ? p.a.text : p.b.text;
-        return { short, span: long.slice(s.start, s.end), long, cosine: s.cosine };
-      }),
-    };
-    save('subsentence', result);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const { subsentence: run } = await import('./subsentence-bench.js');
+  await run({ data: DATA, arg, mine, machine, save });
 }
 
 const commands: Record<string, () => Promise<void>> = { nmr, crossover, calibrate, subsentence };
