@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { buildIndex } from '../src/indexer/build.js';
 import type { MinedPair } from '../src/jobs/index.js';
+import { listModels } from '../src/models/list.js';
 import { bestTokenSpan, SpanModel, splitWords } from '../src/rerank/index.js';
 import { openService } from '../src/service/index.js';
 
@@ -76,6 +77,12 @@ for (const worker of [false, true]) {
     await t.rejects(m.find([{ question: 1 } as never]), { code: 'BAD_INPUT' });
   });
 }
+
+t.test('models list shows a span model as such', async (t) => {
+  const rows = await listModels('test/fixtures');
+  t.equal(rows.find((r) => r.name === 'tiny-span')?.kind, 'span');
+  t.equal(rows.find((r) => r.name === 'tiny-turku')?.kind, 'cross-encoder');
+});
 
 t.test('a graph without start/end logits is refused with BAD_CONFIG', async (t) => {
   await t.rejects(SpanModel.open('test/fixtures/tiny-turku', { worker: false }), {

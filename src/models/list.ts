@@ -10,7 +10,7 @@ export interface ModelListing {
   name: string;
   dir: string;
   /** 'base': weights for the training scripts (model.safetensors, no ONNX graph), e.g. converted BERT. */
-  kind: 'encoder' | 'cross-encoder' | 'base' | 'unreadable';
+  kind: 'encoder' | 'cross-encoder' | 'span' | 'base' | 'unreadable';
   /** Embedding size (encoders). */
   dim?: number;
   /** Class labels in id order (cross-encoders). */
@@ -35,9 +35,15 @@ async function dirSize(dir: string): Promise<number> {
   return total;
 }
 
-/** A sequence-classification config names its labels; an SBERT encoder has none (or HF's placeholder ones). */
-export function modelKind(md: ModelDir): 'encoder' | 'cross-encoder' {
+/**
+ * A sequence-classification config names its labels; a span model (scripts/train_span.py) is a
+ * question-answering one; an SBERT encoder has neither (or HF's placeholder labels).
+ */
+export function modelKind(md: ModelDir): 'encoder' | 'cross-encoder' | 'span' {
   const arch = md.config.architectures;
+  if (Array.isArray(arch) && arch.some((a) => typeof a === 'string' && a.endsWith('ForQuestionAnswering'))) {
+    return 'span';
+  }
   if (
     Array.isArray(arch) &&
     arch.some((a) => typeof a === 'string' && a.endsWith('ForSequenceClassification'))
@@ -78,7 +84,7 @@ export async function listModels(modelsDirIn = 'models'): Promise<ModelListing[]
         const dim = md.config.hidden_size;
         if (dim !== undefined) row.dim = dim;
         row.pooling = md.pooling;
-      } else {
+      } else if (kind === 'cross-encoder') {
         row.labels = labelsOf(md);
       }
       out.push(row);
@@ -127,9 +133,11 @@ export function formatListing(rows: readonly ModelListing[]): string {
         ? `dim ${r.dim ?? '?'} ${r.pooling}`
         : r.kind === 'cross-encoder'
           ? `labels ${r.labels?.join(',')}`
-          : r.kind === 'base'
-            ? `hidden ${r.dim ?? '?'} (safetensors, for training)`
-            : (r.error ?? '');
+          : r.kind === 'span'
+            ? 'span model (start/end logits, subSentence method span)'
+            : r.kind === 'base'
+              ? `hidden ${r.dim ?? '?'} (safetensors, for training)`
+              : (r.error ?? '');
     const onnx = r.onnxFile ? `${r.onnxFile} sha256:${r.onnxSha256}` : '';
     return [r.name, r.kind, what, mb(r.sizeBytes), onnx].join('\t');
   });
