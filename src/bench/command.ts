@@ -33,7 +33,7 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   web: lazy(async () => (await import('./web-bench.js')).web),
   scale: lazy(async () => (await import('./scale-bench.js')).scale),
   'scopes-nmr': lazy(async () => (await import('./scopes-mining.js')).scopesNmr),
-  'scopes-subsentence': lazy(async () => (await import('./scopes-mining.js')).scopesSubsentence),
+  'scopes-subsentence': lazy(async () => (await import('./subsentence-bench.js')).scopesSubsentence),
   'scopes-crossover': lazy(async () => (await import('./scopes-vectors.js')).scopesCrossover),
   'scopes-calibrate': lazy(async () => (await import('./scopes-vectors.js')).scopesCalibrate),
   tune: lazy(async () => (await import('./tune-bench.js')).tune),

@@ -2,7 +2,7 @@
  * Scoped mining benchmarks (BENCHMARKS.md, "Scopes"), through the harness:
  *
  *   paramine bench scopes-nmr [--fillers 8000]   group-scoped vs global mining, MultiPIT NMR sets
- *   paramine bench scopes-subsentence            extra pairs from best-clause spans on ParaSCI
+ *   (sub-sentence pairs: subsentence-bench.ts)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -25,14 +25,10 @@ const nmrSchema = z.object({
   k: z.coerce.number().int().min(1),
   minCosine: z.coerce.number().min(-1).max(1),
 });
-const subSchema = z.object({
-  data,
-  minCosine: z.coerce.number().min(-1).max(1),
-  spanCosine: z.coerce.number().min(-1).max(1),
-});
-const DATA = process.env.PARAMINE_DATA ?? '../shared/data';
+export const DATA = process.env.PARAMINE_DATA ?? '../shared/data';
 
-async function mine(
+/** Runs mining jobs one after another on a fresh service over `index`; their pairs and times. */
+export async function mine(
   index: string,
   specs: Record<string, object>,
 ): Promise<Record<string, { pairs: MinedPair[]; seconds: number }>> {
@@ -146,56 +142,6 @@ async function nmr(o: z.output<typeof nmrSchema>): Promise<BenchOutput<Record<st
   }
 }
 
-/** Whole-sentence mining vs the same plus best-clause spans, on ParaSCI-ACL val sentences. */
-async function subsentence(o: z.output<typeof subSchema>): Promise<BenchOutput<Record<string, unknown>>> {
-  const loadBefore = loadavg();
-  const pairs = await readPairs(join(o.data, 'parasci/acl/val.src'));
-  const dir = mkdtempSync(join(tmpdir(), 'paramine-scopes-sub-'));
-  try {
-    const corpus = join(dir, 'corpus.txt');
-    writeFileSync(corpus, `${[...new Set(pairs.flatMap((p) => [p.s1, p.s2]))].join('\n')}\n`);
-    const index = join(dir, 'index');
-    await buildIndex({ inputs: [corpus], out: index, model: 'all-minilm-l6-v2', quiet: true });
-    const { minCosine } = o;
-    const base = { k: 5, minCosine, filter: { plrMax: 1 }, batchSize: 256 };
-    const runs = await mine(index, {
-      whole: base,
-      bestClause: { ...base, subSentence: { method: 'best-clause', minCosine: o.spanCosine } },
-    });
-    const goldKey = new Set(pairs.map((p) => [p.s1, p.s2].sort().join('\u0000')));
-    const isGold = (p: MinedPair) => goldKey.has([p.a.text, p.b.text].sort().join('\u0000'));
-    const whole = runs.whole?.pairs ?? [];
-    const withSpans = runs.bestClause?.pairs ?? [];
-    const spans = withSpans.filter((p) => p.span !== undefined);
-    const result = {
-      machine: machineInfo(loadBefore),
-      sentences: new Set(pairs.flatMap((p) => [p.s1, p.s2])).size,
-      wholePairs: whole.length,
-      wholeGold: whole.filter(isGold).length,
-      extraSpanPairs: spans.length,
-      extraSpanPairsOfGold: spans.filter(isGold).length,
-      meanSpanCosine: spans.reduce((s, p) => s + (p.span?.cosine ?? 0), 0) / Math.max(1, spans.length),
-      seconds: { whole: runs.whole?.seconds, bestClause: runs.bestClause?.seconds },
-      examples: spans.slice(0, 8).map((p) => {
-        const s = p.span as NonNullable<MinedPair['span']>;
-        const short = s.side === 'a' ? p.b.text : p.a.text;
-        const long = s.side === 'a' ? p.a.text : p.b.text;
-        return { short, span: long.slice(s.start, s.end), long, cosine: s.cosine };
-      }),
-    };
-    const markdown = [
-      '| mining | pairs | of them ParaSCI-ACL val pairs | time (s) |',
-      '|---|---:|---:|---:|',
-      `| whole sentences | ${result.wholePairs} | ${result.wholeGold} | ${(result.seconds.whole ?? 0).toFixed(1)} |`,
-      `| + best-clause spans (extra) | ${result.extraSpanPairs} | ${result.extraSpanPairsOfGold} | ${(result.seconds.bestClause ?? 0).toFixed(1)} |`,
-      '',
-    ].join('\n');
-    return { result, markdown };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 export const scopesNmr = defineBenchmark({
   name: 'scopes-nmr',
   description: 'group-scoped vs global mining on MultiPIT multi-reference sets (time, P/R of the sets)',
@@ -207,20 +153,4 @@ export const scopesNmr = defineBenchmark({
       .option('--min-cosine <c>', 'cosine threshold of the mining jobs', '0.5'),
   schema: nmrSchema,
   run: nmr,
-});
-
-export const scopesSubsentence = defineBenchmark({
-  name: 'scopes-subsentence',
-  description: 'whole-sentence mining vs the same plus best-clause spans on ParaSCI-ACL val sentences',
-  options: (cmd) =>
-    cmd
-      .option('--data <dir>', 'the shared data folder', DATA)
-      .option(
-        '--min-cosine <c>',
-        "cosine threshold (the parasci preset's by default)",
-        String(PARASCI_COSINE),
-      )
-      .option('--span-cosine <c>', 'cosine a best-clause span needs', '0.7'),
-  schema: subSchema,
-  run: subsentence,
 });

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ParamineError } from '../errors.js';
+import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
 import { openJobSource } from './grouped-source.js';
 import { checkJobScope } from './pairs.js';
@@ -98,6 +99,8 @@ export class JobManager {
       );
     }
     checkJobScope(spec, this.ctx.core.canRerank ? labels : undefined, this.ctx.groups);
+    // A span model that is not there fails the request, not the job later.
+    if (spec.subSentence?.method === 'span') resolveModelDir(spec.subSentence.model, 'subSentence.model');
     // Opening the source checks the scope (range bounds, data-directory paths) and counts its sentences.
     const source = await openJobSource(spec, sourceParts(this.ctx), this.ctx.groups);
     const job: JobRecord = {

@@ -8,6 +8,8 @@ import { setImmediate as nextTick } from 'node:timers/promises';
 import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
+import { resolveModelDir } from '../models/resolve.js';
+import { SpanModel } from '../rerank/index.js';
 import type { AnnIndex, SearchCore } from '../search/core.js';
 import { evaluateFilter } from '../search/lexical.js';
 import type { Candidate, CandidateDomain, SearchOptions } from '../search/types.js';
@@ -21,7 +23,7 @@ import { type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
 import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
-import { bestClausePairs, type SubSentencePair } from './subsentence.js';
+import { bestClausePairs, type SubSentencePair, spanModelPairs } from './subsentence.js';
 
 /** What a job runs against: the served index and its parts. */
 export interface JobContext {
@@ -90,11 +92,17 @@ export async function runJob(
       ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, annOptionsOf(spec), ctx.index.ntotal)
       : undefined,
     scoped: scopedSearch(ctx, spec),
+    span: undefined,
   };
   try {
+    const sub = spec.subSentence;
+    // The span model lives as long as the run (its own worker thread), opened by name or directory.
+    if (sub?.method === 'span')
+      run.span = await SpanModel.open(resolveModelDir(sub.model, 'subSentence.model'));
     return await runBatches(run, initial, source, control);
   } finally {
     await run.scoped?.close();
+    await run.span?.close();
   }
 }
 
@@ -163,6 +171,8 @@ interface BatchRun {
   options: SearchOptions;
   margins: NeighbourhoodMeans | undefined;
   scoped: ScopedSearch | undefined;
+  /** The span model of `subSentence: {method: "span"}`. */
+  span: SpanModel | undefined;
 }
 
 /** One batch's new pairs by key: searched, group- and pair-deduplicated, margin-filtered. */
@@ -189,7 +199,7 @@ async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Pro
       r.candidates = r.candidates.filter((c) => !acceptsPair(spec, run.ctx.core.positiveLabels, r.query, c));
   }
   const spans = spec.subSentence
-    ? await splitSubSentence(spec, results, (texts) => run.ctx.encoder.encode(texts))
+    ? await splitSubSentence(spec, results, (texts) => run.ctx.encoder.encode(texts), run.span)
     : [];
   const marginsOf = run.margins ? await batchMargins(run.margins, batch, results, run.parts) : undefined;
   results.forEach((r, q) => {
@@ -232,22 +242,22 @@ async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Pro
 
 /**
  * Sub-sentence mining: the rows keep the candidates that pass the whole-sentence filter; those it rejects
- * are tried as best-clause spans (returned apart, their rows' entries removed).
+ * are tried as best-clause or span-model spans (returned apart, their rows' entries removed).
  */
 async function splitSubSentence(
   spec: JobSpec,
   results: Array<{ query: string; candidates: Candidate[] }>,
   embed: (texts: string[]) => Promise<Float32Array>,
+  span: SpanModel | undefined,
 ): Promise<SubSentencePair[]> {
   const filter = effectiveFilter(spec);
   const sub = spec.subSentence as NonNullable<JobSpec['subSentence']>;
-  const found = await bestClausePairs(
-    results.map((r) => r.query),
-    results.map((r) => r.candidates),
-    filter,
-    sub.minCosine,
-    embed,
-  );
+  const queries = results.map((r) => r.query);
+  const rows = results.map((r) => r.candidates);
+  const found =
+    sub.method === 'span' && span !== undefined
+      ? await spanModelPairs(queries, rows, filter, sub.minCosine, embed, (items) => span.find(items))
+      : await bestClausePairs(queries, rows, filter, sub.minCosine, embed);
   for (const r of results) {
     r.candidates = r.candidates.filter(
       (c) => evaluateFilter(r.query, c.text, filter, c.lexical, c.probabilities) !== false,

@@ -99,6 +99,10 @@ const scopeSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('file'), path: z.string().min(1) }).strict(),
 ]);
 
+/** The span model `subSentence: {method: "span"}` uses unless the job names one (scripts/train_span.py). */
+export const DEFAULT_SPAN_MODEL = 'paramine-span-minilm-q';
+const spanCosine = z.number().min(-1).max(1).default(0.7);
+
 export const jobSpecSchema = z
   .object({
     /** Name of the index to mine (the served one); default: the served one. */
@@ -139,12 +143,21 @@ export const jobSpecSchema = z
     /** Mine within a domain of the index: subsample, weighted or combined (docs/domains.md). */
     domain: domainRequestSchema.optional(),
     /**
-     * Sub-sentence pairs (ParaSCI): a candidate the whole-sentence filters reject is tried again with the
-     * clause run of the longer sentence closest to the shorter one (best-clause); kept pairs carry `span`.
+     * Sub-sentence pairs (ParaSCI): a candidate the whole-sentence filters reject is tried again with a span
+     * of the longer sentence: the clause run closest to the shorter one (best-clause), or the span a span
+     * model points at (span: scripts/train_span.py's model, by name or directory); kept pairs carry `span`.
      */
     subSentence: z
-      .object({ method: z.literal('best-clause'), minCosine: z.number().min(-1).max(1).default(0.7) })
-      .strict()
+      .discriminatedUnion('method', [
+        z.object({ method: z.literal('best-clause'), minCosine: spanCosine }).strict(),
+        z
+          .object({
+            method: z.literal('span'),
+            model: z.string().min(1).max(500).default(DEFAULT_SPAN_MODEL),
+            minCosine: spanCosine,
+          })
+          .strict(),
+      ])
       .optional(),
     /** Emit the top-k pairs the filters or the cross-encoder reject (hard negatives) instead. */
     negatives: z.boolean().optional(),

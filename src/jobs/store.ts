@@ -55,7 +55,7 @@ export interface MinedPair {
    * A sub-sentence pair: the part of side `side` that paraphrases the other side, as character offsets
    * into that side's text, with its cosine to the other side.
    */
-  span?: { side: 'a' | 'b'; start: number; end: number; cosine: number; method: string };
+  span?: { side: 'a' | 'b'; start: number; end: number; cosine: number; method: string; score?: number };
   /** BERTScore F1, when the job filtered on it. */
   bertScore?: number;
   /** With a domain: both sides' σ and weight, and the weighted / combined score. */

