@@ -43,6 +43,8 @@ const schema = z.object({
   seed: z.coerce.number().int().default(7),
   work: z.string().default('/tmp/paramine-bench-tune'),
   autofaiss: z.string().optional(),
+  /** The budget covers the re-score too: no memory-mapped vectors.f16 refine, PQ scores final. */
+  strictRam: z.boolean().default(false),
 });
 
 /** A .npy file (format 1.0) of a 1-d or 2-d little-endian array. */
@@ -151,7 +153,12 @@ export const tune = defineBenchmark({
       .option('--threads <n>', 'threads of both tools', '2')
       .option('--seed <n>', 'seed of the vectors', '7')
       .option('--work <dir>', 'scratch directory (index, .npy files)', '/tmp/paramine-bench-tune')
-      .option('--autofaiss <python>', 'python with autofaiss 2.18.0 (e.g. .venv-autofaiss/bin/python)'),
+      .option('--autofaiss <python>', 'python with autofaiss 2.18.0 (e.g. .venv-autofaiss/bin/python)')
+      .option(
+        '--strict-ram',
+        'the budget covers the re-score too: no vectors.f16 refine (PQ scores final)',
+        false,
+      ),
   schema,
   async run(o, log) {
     const load = loadavg();
@@ -163,7 +170,7 @@ export const tune = defineBenchmark({
     const dir = join(work, 'index');
     log(`${o.n} seeded clustered ${o.dim}-d vectors`);
     const corpus = clusteredSpace(o.n, o.dim, { seed: o.seed }).sample(o.n, o.seed + 1).vectors;
-    const plan = chooseFactory({ n: o.n, dim: o.dim, vectorsKept: true, maxRamBytes: budget });
+    const plan = chooseFactory({ n: o.n, dim: o.dim, vectorsKept: !o.strictRam, maxRamBytes: budget });
     log(plan.reason);
     let t0 = performance.now();
     await writeVectorIndex(dir, corpus, plan, { threads: o.threads });
@@ -187,7 +194,7 @@ export const tune = defineBenchmark({
     const c = tuned.chosen;
     const sides: Side[] = [
       {
-        tool: 'paramine (auto under --max-ram, tuned)',
+        tool: `paramine (auto under --max-ram${o.strictRam ? ', no memory-mapped vectors' : ''}, tuned)`,
         index: plan.factory + (plan.refine === 'vectors' ? ' + exact re-score from mmapped vectors.f16' : ''),
         params: `nprobe=${c.nprobe}${c.efSearch ? `,efSearch=${c.efSearch}` : ''},kFactor=${c.kFactor}`,
         ramBytes: plan.cost.total.ram,

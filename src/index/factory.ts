@@ -199,9 +199,10 @@ export function chooseFactory(options: FactoryOptions): IndexPlan {
 }
 
 /**
- * The IVF-PQ candidates, best expected recall first: the default shape; then, under a budget, the same
- * codes without an in-RAM refine (sq8/flat), then PQ codes halved down to 8 bytes a vector, each still
- * re-scored from the memory-mapped vectors.f16 when it is kept (no RAM), else OPQ-rotated.
+ * The IVF-PQ candidates, best expected recall first: the default shape; then, under a budget and
+ * without kept vectors (PQ scores final), finer PQ codes (d/2, d/3, d/4 bytes); the default codes without
+ * an in-RAM refine (sq8/flat); PQ codes halved down to 8 bytes a vector. Each is re-scored from the
+ * memory-mapped vectors.f16 when it is kept (no RAM), else OPQ-rotated.
  */
 function ivfPlans(
   n: number,
@@ -218,8 +219,15 @@ function ivfPlans(
   const plans = [first];
   const cheap: RefineKind = options.vectorsKept ? 'vectors' : 'none';
   const lean = { ...options, refine: cheap };
-  if (first.refine !== cheap) plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap));
   const bytes0 = (first.pqM * first.pqBits) / 8;
+  // Without kept vectors the PQ codes are the final scores: finer codes first, where the budget has room.
+  if (!options.vectorsKept && !options.fastScan) {
+    const finer = new Set([dim / 2, dim / 3, dim / 4].map((b) => pqSubquantizers(dim, b)));
+    for (const bytes of [...finer].filter((b) => b > bytes0).sort((a, b) => b - a)) {
+      plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap, bytes));
+    }
+  }
+  if (first.refine !== cheap) plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap));
   for (let bytes = bytes0 / 2; bytes >= 8; bytes /= 2) {
     plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap, bytes));
   }
