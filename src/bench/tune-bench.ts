@@ -127,6 +127,28 @@ function runAutofaiss(python: string, config: Record<string, unknown>, log: Log)
   });
 }
 
+/** The same vectors, evaluation queries and exact neighbours as .npy files, then autofaiss on them. */
+async function autofaissSide(
+  o: z.output<typeof schema>,
+  work: string,
+  source: VectorFile,
+  evalSet: { queries: Float32Array; ids: number[]; truth: BigInt64Array },
+  log: Log,
+): Promise<Side> {
+  const { queries, ids, truth } = evalSet;
+  npy(join(work, 'corpus.npy'), await source.read(0, o.n), [o.n, o.dim]);
+  npy(join(work, 'queries.npy'), queries, [ids.length, o.dim]);
+  npy(
+    join(work, 'query-ids.npy'),
+    BigInt64Array.from(ids, (x) => BigInt(x)),
+    [ids.length],
+  );
+  npy(join(work, 'truth.npy'), truth, [ids.length, 10]);
+  log('autofaiss: building');
+  const cfg = { dir: work, maxRam: o.maxRam, threads: o.threads, k: 10, latencyQueries: o.latencyQueries };
+  return runAutofaiss(o.autofaiss as string, cfg, log);
+}
+
 function pointsTable(points: readonly OperatingPoint[], chosen: OperatingPoint): string[] {
   return [
     '| nprobe | efSearch | kFactor | recall@10 (± s.e.) | p50 ms | p99 ms | |',
@@ -202,25 +224,7 @@ export const tune = defineBenchmark({
         buildS: buildS + tuneS,
       },
     ];
-    if (o.autofaiss) {
-      npy(join(work, 'corpus.npy'), await source.read(0, o.n), [o.n, o.dim]);
-      npy(join(work, 'queries.npy'), queries, [ids.length, o.dim]);
-      npy(
-        join(work, 'query-ids.npy'),
-        BigInt64Array.from(ids, (x) => BigInt(x)),
-        [ids.length],
-      );
-      npy(join(work, 'truth.npy'), truth, [ids.length, 10]);
-      log('autofaiss: building');
-      const cfg = {
-        dir: work,
-        maxRam: o.maxRam,
-        threads: o.threads,
-        k: 10,
-        latencyQueries: o.latencyQueries,
-      };
-      sides.push(await runAutofaiss(o.autofaiss, cfg, log));
-    }
+    if (o.autofaiss) sides.push(await autofaissSide(o, work, source, { queries, ids, truth }, log));
     await source.close();
     const markdown = [
       `Operating points (Pareto front) of \`${plan.factory}\` on ${o.n} seeded clustered ${o.dim}-d vectors, ` +

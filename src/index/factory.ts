@@ -18,6 +18,7 @@
  * quantizer's efSearch, kFactor) are set per nlist.
  */
 import { ParamineError } from '../errors.js';
+import { withBudget } from './budget.js';
 import { formatBytes, type IndexCost, type IndexShape, indexCost, type RefineKind } from './cost.js';
 
 export type { RefineKind } from './cost.js';
@@ -234,21 +235,6 @@ function ivfPlans(
   return plans;
 }
 
-/** The plan with the budget's arithmetic among its reasons (it goes into the manifest's build plan). */
-function withBudget(plan: IndexPlan, n: number, budget: number, skipped: string[]): IndexPlan {
-  const c = plan.cost;
-  const parts = Object.entries(c.parts)
-    .map(([k, v]) => `${v} B ${k}`)
-    .join(' + ');
-  const line =
-    `RAM budget ${formatBytes(budget)}: ${n} x (${parts}) = ${formatBytes(n * c.perVector.ram)} + fixed ` +
-    `${formatBytes(c.fixed.ram)} = ${formatBytes(c.total.ram)} <= ${formatBytes(budget)}` +
-    (c.total.mapped > 0 ? `; memory-mapped, outside the budget: ${formatBytes(c.total.mapped)}` : '') +
-    (skipped.length > 0 ? `; over budget: ${skipped.join(', ')}` : '');
-  const reasons = [...plan.reasons, line];
-  return { ...plan, reasons, reason: reasons.join('; '), budget: { maxRamBytes: budget, ram: c.total.ram } };
-}
-
 function ivfPlan(
   n: number,
   dim: number,
@@ -397,19 +383,4 @@ export function planForFactory(
     `search: nprobe ${search.nprobe}${search.efSearch ? `, efSearch ${search.efSearch}` : ''}, kFactor ${search.kFactor}`,
   ];
   return { ...shape, factory, trainSize, training, search, cost, reasons, reason: reasons.join('; ') };
-}
-
-/** A given factory's plan under a RAM budget: refused (OVER_BUDGET) above it, else with its arithmetic. */
-export function planWithinBudget(plan: IndexPlan, budget: number | undefined): IndexPlan {
-  if (budget === undefined) return plan;
-  const n = plan.cost.total.n;
-  if (plan.cost.total.ram > budget) {
-    throw new ParamineError(
-      'OVER_BUDGET',
-      `${plan.factory} for ${n} ${plan.dim}-d vectors needs ${formatBytes(plan.cost.total.ram)} of RAM, more ` +
-        `than --max-ram ${formatBytes(budget)}: raise it, or leave --factory auto to pick one that fits`,
-      { field: 'maxRam' },
-    );
-  }
-  return withBudget(plan, n, budget, []);
 }

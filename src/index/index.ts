@@ -8,6 +8,7 @@ export {
   type SearchResult,
   setNumThreads,
 } from '../native/index.js';
+export { planWithinBudget } from './budget.js';
 export { type BuilderOptions, IndexBuilder } from './builder.js';
 export {
   type Bytes,
@@ -27,7 +28,6 @@ export {
   factoryString,
   type IndexPlan,
   planForFactory,
-  planWithinBudget,
   pqSubquantizers,
   type SearchDefaults,
   searchDefaults,
