@@ -110,6 +110,19 @@ t.test('a RAM budget picks smaller codes, or refuses naming the smallest budget'
   });
 });
 
+t.test('a budget without kept vectors buys finer PQ codes before coarser ones', async (t) => {
+  const p = chooseFactory({ n: 100_000, dim: 384, maxRamBytes: 16e6 });
+  t.match(
+    p,
+    { pqM: 96, refine: 'none', opq: 96 },
+    'SQ8 refine (45 MB), PQ192 and PQ128 do not fit; PQ96 does',
+  );
+  t.ok(p.cost.total.ram <= 16e6);
+  t.match(p.reason, /over budget: .*Refine\(SQ8\)|over budget: IVF2048,PQ48np \+ SQ8 refine/);
+  const kept = chooseFactory({ n: 100_000, dim: 384, vectorsKept: true, maxRamBytes: 16e6 });
+  t.match(kept, { pqM: 48, refine: 'vectors' }, 'kept vectors: PQ48 re-scored exactly, no RAM');
+});
+
 t.test('given factory strings: shape, training and cost follow the same rules', async (t) => {
   const p = planForFactory('OPQ16,IVF1024_HNSW32,PQ16np', { n: 50_000, dim: 64 });
   t.match(p, {

@@ -12,7 +12,6 @@ import { readPairs } from '../corpus/index.js';
 import { prng } from '../index/index.js';
 import { buildIndex } from '../indexer/build.js';
 import { type MinedPair, pairKey } from '../jobs/index.js';
-import { PARASCI_COSINE } from '../jobs/spec.js';
 import { openService } from '../service/index.js';
 import { parseGroupKeySpec } from '../store/index.js';
 import { type BenchOutput, defineBenchmark } from './harness.js';

@@ -43,6 +43,8 @@ const schema = z.object({
   seed: z.coerce.number().int().default(7),
   work: z.string().default('/tmp/paramine-bench-tune'),
   autofaiss: z.string().optional(),
+  /** The budget covers the re-score too: no memory-mapped vectors.f16 refine, PQ scores final. */
+  strictRam: z.boolean().default(false),
 });
 
 /** A .npy file (format 1.0) of a 1-d or 2-d little-endian array. */
@@ -125,6 +127,28 @@ function runAutofaiss(python: string, config: Record<string, unknown>, log: Log)
   });
 }
 
+/** The same vectors, evaluation queries and exact neighbours as .npy files, then autofaiss on them. */
+async function autofaissSide(
+  o: z.output<typeof schema>,
+  work: string,
+  source: VectorFile,
+  evalSet: { queries: Float32Array; ids: number[]; truth: BigInt64Array },
+  log: Log,
+): Promise<Side> {
+  const { queries, ids, truth } = evalSet;
+  npy(join(work, 'corpus.npy'), await source.read(0, o.n), [o.n, o.dim]);
+  npy(join(work, 'queries.npy'), queries, [ids.length, o.dim]);
+  npy(
+    join(work, 'query-ids.npy'),
+    BigInt64Array.from(ids, (x) => BigInt(x)),
+    [ids.length],
+  );
+  npy(join(work, 'truth.npy'), truth, [ids.length, 10]);
+  log('autofaiss: building');
+  const cfg = { dir: work, maxRam: o.maxRam, threads: o.threads, k: 10, latencyQueries: o.latencyQueries };
+  return runAutofaiss(o.autofaiss as string, cfg, log);
+}
+
 function pointsTable(points: readonly OperatingPoint[], chosen: OperatingPoint): string[] {
   return [
     '| nprobe | efSearch | kFactor | recall@10 (± s.e.) | p50 ms | p99 ms | |',
@@ -135,40 +159,6 @@ function pointsTable(points: readonly OperatingPoint[], chosen: OperatingPoint):
         `| ${p.p50Ms.toFixed(3)} | ${p.p99Ms.toFixed(3)} | ${p === chosen ? '**default**' : ''} |`,
     ),
   ];
-}
-
-/** The same vectors, held-out queries and exact truth through autofaiss (its own choice under the budget). */
-async function autofaissSide(
-  o: {
-    autofaiss?: string | undefined;
-    maxRam: string;
-    threads: number;
-    latencyQueries: number;
-    n: number;
-    dim: number;
-  },
-  d: { work: string; source: VectorFile; queries: Float32Array; ids: number[]; truth: BigInt64Array },
-  log: Log,
-): Promise<Side> {
-  const { work, source, queries, ids, truth } = d;
-  const python = o.autofaiss as string;
-  npy(join(work, 'corpus.npy'), await source.read(0, o.n), [o.n, o.dim]);
-  npy(join(work, 'queries.npy'), queries, [ids.length, o.dim]);
-  npy(
-    join(work, 'query-ids.npy'),
-    BigInt64Array.from(ids, (x) => BigInt(x)),
-    [ids.length],
-  );
-  npy(join(work, 'truth.npy'), truth, [ids.length, 10]);
-  log('autofaiss: building');
-  const cfg = {
-    dir: work,
-    maxRam: o.maxRam,
-    threads: o.threads,
-    k: 10,
-    latencyQueries: o.latencyQueries,
-  };
-  return runAutofaiss(python, cfg, log);
 }
 
 export const tune = defineBenchmark({
@@ -185,7 +175,12 @@ export const tune = defineBenchmark({
       .option('--threads <n>', 'threads of both tools', '2')
       .option('--seed <n>', 'seed of the vectors', '7')
       .option('--work <dir>', 'scratch directory (index, .npy files)', '/tmp/paramine-bench-tune')
-      .option('--autofaiss <python>', 'python with autofaiss 2.18.0 (e.g. .venv-autofaiss/bin/python)'),
+      .option('--autofaiss <python>', 'python with autofaiss 2.18.0 (e.g. .venv-autofaiss/bin/python)')
+      .option(
+        '--strict-ram',
+        'the budget covers the re-score too: no vectors.f16 refine (PQ scores final)',
+        false,
+      ),
   schema,
   async run(o, log) {
     const load = loadavg();
@@ -197,7 +192,7 @@ export const tune = defineBenchmark({
     const dir = join(work, 'index');
     log(`${o.n} seeded clustered ${o.dim}-d vectors`);
     const corpus = clusteredSpace(o.n, o.dim, { seed: o.seed }).sample(o.n, o.seed + 1).vectors;
-    const plan = chooseFactory({ n: o.n, dim: o.dim, vectorsKept: true, maxRamBytes: budget });
+    const plan = chooseFactory({ n: o.n, dim: o.dim, vectorsKept: !o.strictRam, maxRamBytes: budget });
     log(plan.reason);
     let t0 = performance.now();
     await writeVectorIndex(dir, corpus, plan, { threads: o.threads });
@@ -221,7 +216,7 @@ export const tune = defineBenchmark({
     const c = tuned.chosen;
     const sides: Side[] = [
       {
-        tool: 'paramine (auto under --max-ram, tuned)',
+        tool: `paramine (auto under --max-ram${o.strictRam ? ', no memory-mapped vectors' : ''}, tuned)`,
         index: plan.factory + (plan.refine === 'vectors' ? ' + exact re-score from mmapped vectors.f16' : ''),
         params: `nprobe=${c.nprobe}${c.efSearch ? `,efSearch=${c.efSearch}` : ''},kFactor=${c.kFactor}`,
         ramBytes: plan.cost.total.ram,
@@ -229,7 +224,7 @@ export const tune = defineBenchmark({
         buildS: buildS + tuneS,
       },
     ];
-    if (o.autofaiss) sides.push(await autofaissSide(o, { work, source, queries, ids, truth }, log));
+    if (o.autofaiss) sides.push(await autofaissSide(o, work, source, { queries, ids, truth }, log));
     await source.close();
     const markdown = [
       `Operating points (Pareto front) of \`${plan.factory}\` on ${o.n} seeded clustered ${o.dim}-d vectors, ` +

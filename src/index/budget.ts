@@ -1,33 +1,10 @@
-/** Plans under a RAM budget (`--max-ram`): the first that fits, with its arithmetic, or a refusal naming the least. */
+/** RAM budgets (`--max-ram`) on index plans: the arithmetic the manifest records, and the refusal. */
 import { ParamineError } from '../errors.js';
 import { formatBytes } from './cost.js';
 import type { IndexPlan } from './factory.js';
 
-/** The first of `plans` (best first) within `budget`; OVER_BUDGET naming the least budget when none is. */
-export function pickWithinBudget(
-  plans: readonly IndexPlan[],
-  n: number,
-  dim: number,
-  budget: number,
-): IndexPlan {
-  const fits = plans.find((p) => p.cost.total.ram <= budget);
-  const skipped = plans
-    .filter((p) => p.cost.total.ram > budget)
-    .map(
-      (p) => `${p.factory}${p.refine === 'sq8' ? ' + SQ8 refine' : ''} (${formatBytes(p.cost.total.ram)})`,
-    );
-  if (fits) return withBudget(fits, n, budget, fits === plans[0] ? [] : skipped);
-  const least = Math.min(...plans.map((p) => p.cost.total.ram));
-  throw new ParamineError(
-    'OVER_BUDGET',
-    `no index for ${n} ${dim}-d vectors fits in ${formatBytes(budget)} of RAM; the smallest ` +
-      `(${plans.find((p) => p.cost.total.ram === least)?.factory}) needs ${formatBytes(least)}: ` +
-      `give --max-ram ${Math.ceil(least / 1e6)}MB or more`,
-    { field: 'maxRam' },
-  );
-}
-
-function withBudget(plan: IndexPlan, n: number, budget: number, skipped: string[]): IndexPlan {
+/** The plan with the budget's arithmetic among its reasons (it goes into the manifest's build plan). */
+export function withBudget(plan: IndexPlan, n: number, budget: number, skipped: string[]): IndexPlan {
   const c = plan.cost;
   const parts = Object.entries(c.parts)
     .map(([k, v]) => `${v} B ${k}`)

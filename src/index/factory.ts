@@ -18,7 +18,7 @@
  * quantizer's efSearch, kFactor) are set per nlist.
  */
 import { ParamineError } from '../errors.js';
-import { pickWithinBudget } from './budget.js';
+import { withBudget } from './budget.js';
 import { formatBytes, type IndexCost, type IndexShape, indexCost, type RefineKind } from './cost.js';
 
 export type { RefineKind } from './cost.js';
@@ -181,13 +181,29 @@ export function chooseFactory(options: FactoryOptions): IndexPlan {
   if (cap >= 16 && (n > flatMax || budget !== undefined)) {
     plans.push(...ivfPlans(n, dim, metric, options, perList, maxTrain, cap, budget !== undefined));
   }
-  return budget === undefined ? plans[0]! : pickWithinBudget(plans, n, dim, budget);
+  if (budget === undefined) return plans[0]!;
+  const fits = plans.find((p) => p.cost.total.ram <= budget);
+  const skipped = plans
+    .filter((p) => p.cost.total.ram > budget)
+    .map(
+      (p) => `${p.factory}${p.refine === 'sq8' ? ' + SQ8 refine' : ''} (${formatBytes(p.cost.total.ram)})`,
+    );
+  if (fits) return withBudget(fits, n, budget, fits === plans[0] ? [] : skipped);
+  const least = Math.min(...plans.map((p) => p.cost.total.ram));
+  throw new ParamineError(
+    'OVER_BUDGET',
+    `no index for ${n} ${dim}-d vectors fits in ${formatBytes(budget)} of RAM; the smallest ` +
+      `(${plans.find((p) => p.cost.total.ram === least)?.factory}) needs ${formatBytes(least)}: ` +
+      `give --max-ram ${Math.ceil(least / 1e6)}MB or more`,
+    { field: 'maxRam' },
+  );
 }
 
 /**
- * The IVF-PQ candidates, best expected recall first: the default shape; then, under a budget, the same
- * codes without an in-RAM refine (sq8/flat), then PQ codes halved down to 8 bytes a vector, each still
- * re-scored from the memory-mapped vectors.f16 when it is kept (no RAM), else OPQ-rotated.
+ * The IVF-PQ candidates, best expected recall first: the default shape; then, under a budget and
+ * without kept vectors (PQ scores final), finer PQ codes (d/2, d/3, d/4 bytes); the default codes without
+ * an in-RAM refine (sq8/flat); PQ codes halved down to 8 bytes a vector. Each is re-scored from the
+ * memory-mapped vectors.f16 when it is kept (no RAM), else OPQ-rotated.
  */
 function ivfPlans(
   n: number,
@@ -204,15 +220,21 @@ function ivfPlans(
   const plans = [first];
   const cheap: RefineKind = options.vectorsKept ? 'vectors' : 'none';
   const lean = { ...options, refine: cheap };
-  if (first.refine !== cheap) plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap));
   const bytes0 = (first.pqM * first.pqBits) / 8;
+  // Without kept vectors the PQ codes are the final scores: finer codes first, where the budget has room.
+  if (!options.vectorsKept && !options.fastScan) {
+    const finer = new Set([dim / 2, dim / 3, dim / 4].map((b) => pqSubquantizers(dim, b)));
+    for (const bytes of [...finer].filter((b) => b > bytes0).sort((a, b) => b - a)) {
+      plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap, bytes));
+    }
+  }
+  if (first.refine !== cheap) plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap));
   for (let bytes = bytes0 / 2; bytes >= 8; bytes /= 2) {
     plans.push(ivfPlan(n, dim, metric, lean, perList, maxTrain, cap, bytes));
   }
   return plans;
 }
 
-/** The plan with the budget's arithmetic among its reasons (it goes into the manifest's build plan). */
 function ivfPlan(
   n: number,
   dim: number,

@@ -90,23 +90,26 @@ export function indexCommand(program: Command): Command {
 export async function runIndex(o: Record<string, unknown>): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const s = await buildIndex({ ...o, inputs: o.input } as Parameters<typeof buildIndex>[0], log);
+  process.stdout.write(summary(s, String(o.out)));
+}
+
+/** What `paramine index` prints when the build is done. */
+function summary(s: Awaited<ReturnType<typeof buildIndex>>, out: string): string {
   const c = s.counters;
-  process.stdout.write(
-    [
-      `index written to ${String(o.out)}${s.resumed ? ' (resumed)' : ''}`,
-      `  read ${c.read}, kept ${c.kept}, duplicates ${c.duplicates}, filtered ${c.empty + c.short + c.long} ` +
-        `(empty ${c.empty}, short ${c.short}, long ${c.long}), bad records ${c.bad}`,
-      `  vectors ${s.vectors} in ${s.shards} shard(s), factory ${s.factory}`,
-      `  ${s.reason}`,
-      ...(s.tuned
-        ? [
-            `  search defaults nprobe ${s.tuned.nprobe}${s.tuned.efSearch ? `, efSearch ${s.tuned.efSearch}` : ''}, ` +
-              `kFactor ${s.tuned.kFactor}: recall@10 ${s.tuned.recall}, p50 ${s.tuned.p50Ms} ms (tuned)`,
-          ]
-        : []),
-      `  training ${formatDuration(s.trainMs / 1000)}, filling ${formatDuration(s.fillMs / 1000)}, ` +
-        `wall time ${formatDuration(s.wallMs / 1000)}, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
-      '',
-    ].join('\n'),
-  );
+  return [
+    `index written to ${out}${s.resumed ? ' (resumed)' : ''}`,
+    `  read ${c.read}, kept ${c.kept}, duplicates ${c.duplicates}, filtered ${c.empty + c.short + c.long} ` +
+      `(empty ${c.empty}, short ${c.short}, long ${c.long}), bad records ${c.bad}`,
+    `  vectors ${s.vectors} in ${s.shards} shard(s), factory ${s.factory}`,
+    `  ${s.reason}`,
+    ...(s.tuned
+      ? [
+          `  search defaults nprobe ${s.tuned.nprobe}${s.tuned.efSearch ? `, efSearch ${s.tuned.efSearch}` : ''}, ` +
+            `kFactor ${s.tuned.kFactor}: recall@10 ${s.tuned.recall}, p50 ${s.tuned.p50Ms} ms (tuned)`,
+        ]
+      : []),
+    `  training ${formatDuration(s.trainMs / 1000)}, filling ${formatDuration(s.fillMs / 1000)}, ` +
+      `wall time ${formatDuration(s.wallMs / 1000)}, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
+    '',
+  ].join('\n');
 }
