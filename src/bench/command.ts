@@ -29,6 +29,7 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   mine: lazy(async () => (await import('./mine-bench.js')).mine),
   'bertscore-calibrate': lazy(async () => (await import('./bertscore-calibrate.js')).bertscoreCalibrate),
   'domain-speed': lazy(async () => (await import('./domain-speed.js')).domainSpeed),
+  'kill-loop': lazy(async () => (await import('./kill-loop.js')).killLoopBench),
   soak: lazy(async () => (await import('./soak.js')).soakBench),
   distractors: async () => registerDistractors,
 };
