@@ -14,6 +14,8 @@
 #   FUZZ_SEED       random seed (default: schemathesis picks one and prints it)
 #   FUZZ_WORKERS    concurrent schemathesis workers (default 1: the machine is small)
 #   FUZZ_REPORT     directory for a JUnit report (default: none)
+#   FUZZ_API_KEY    serve with this key (PARAMINE_API_KEYS=fuzz:KEY, --auth-all) and send it on every
+#                   request (default: no key configured)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -55,10 +57,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-serve_args=(serve --index "$INDEX" --host 127.0.0.1 --port "$PORT" --log-level error)
+serve_args=(serve --index "$INDEX" --host 127.0.0.1 --port "$PORT" --log-level error
+  --jobs-dir "$WORK/jobs" --annotations-dir "$WORK/annotations")
+[[ -n ${FUZZ_API_KEY:-} ]] && serve_args+=(--auth-all)
 [[ ${FUZZ_RERANKER:-1} == 0 ]] && serve_args+=(--no-reranker)
 log "starting: node dist/cli.js ${serve_args[*]}"
-nice -n 5 node dist/cli.js "${serve_args[@]}" >"$WORK/server.log" 2>&1 &
+PARAMINE_API_KEYS=${FUZZ_API_KEY:+fuzz:$FUZZ_API_KEY} nice -n 5 node dist/cli.js "${serve_args[@]}" >"$WORK/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 240); do
   curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break
@@ -85,6 +89,7 @@ st_args=(
 # Without a cross-encoder, classify is a documented 503 on every call: nothing to fuzz there.
 [[ ${FUZZ_RERANKER:-1} == 0 ]] && st_args+=(--exclude-operation-id classify)
 [[ -n ${FUZZ_SEED:-} ]] && st_args+=(--seed "$FUZZ_SEED")
+[[ -n ${FUZZ_API_KEY:-} ]] && st_args+=(--header "Authorization: Bearer $FUZZ_API_KEY")
 [[ -n ${FUZZ_REPORT:-} ]] && st_args+=(--report junit --report-dir "$(realpath -m "$FUZZ_REPORT")")
 
 log "schemathesis ${st_args[*]}"

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'OVER_BUDGET'
   | 'LOCKED'
+  | 'DISK_FULL'
   | 'TIMEOUT'
   | 'UNAVAILABLE'
   | 'OVERLOADED'
@@ -50,6 +51,8 @@ const STATUS: Record<ErrorCode, number> = {
   OVER_BUDGET: 400,
   // Another live process runs this directory (jobs, annotations): see src/store/lock.ts.
   LOCKED: 409,
+  // No space left (ENOSPC, EDQUOT) or an LMDB map full: free space, then resume (HTTP: Insufficient Storage).
+  DISK_FULL: 507,
   TIMEOUT: 504,
   UNAVAILABLE: 503,
   // Too much work queued: come back after `retryAfterSeconds` (HTTP: 503 with Retry-After).
@@ -96,4 +99,28 @@ export function isErrorCode(code: string): code is ErrorCode {
 
 export function isParamineError(e: unknown): e is ParamineError {
   return e instanceof ParamineError;
+}
+
+const FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 28, 122]);
+
+/** Whether `e` (a Node fs error, an lmdb-js or FAISS error) says the disk or the store is full. */
+export function isDiskFull(e: unknown): boolean {
+  if (e instanceof ParamineError) return e.code === 'DISK_FULL';
+  const x = e as { code?: unknown; errno?: unknown; message?: unknown } | null;
+  if (x === null || typeof x !== 'object') return false;
+  if (FULL_CODES.has(x.code as string) || FULL_CODES.has(-(x.errno as number))) return true;
+  return (
+    typeof x.message === 'string' &&
+    /No space left on device|Disk quota exceeded|MDB_MAP_FULL/.test(x.message)
+  );
+}
+
+/** `e` as DISK_FULL when it says the disk is full (`what`: what was being written), else `e` itself. */
+export function diskFullOr(e: unknown, what: string): unknown {
+  if (!isDiskFull(e) || e instanceof ParamineError) return e;
+  return new ParamineError(
+    'DISK_FULL',
+    `${what}: no space left (${(e as Error).message}); free some space, then resume`,
+    { cause: e },
+  );
 }

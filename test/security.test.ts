@@ -25,12 +25,13 @@ const keys = [
 /** Every route the app serves, collected as its plugins register them (at ready()). */
 function appWithRoutes(options: Parameters<typeof svc.app>[0]): {
   app: FastifyInstance;
-  routes: { method: string; url: string }[];
+  routes: { method: string; url: string; handlerTimeout?: number }[];
 } {
-  const routes: { method: string; url: string }[] = [];
+  const routes: { method: string; url: string; handlerTimeout?: number }[] = [];
   const app = svc.app(options);
   app.addHook('onRoute', (r) => {
-    for (const m of [r.method].flat()) routes.push({ method: m, url: r.url });
+    for (const m of [r.method].flat())
+      routes.push({ method: m, url: r.url, handlerTimeout: r.handlerTimeout });
   });
   return { app, routes };
 }
@@ -85,6 +86,23 @@ t.test('with keys, every state-changing route answers 401 without a valid key', 
     t.equal(r.statusCode, 401, `${url} with --auth-all`);
   }
 });
+
+t.test(
+  'streaming routes are not cut by the request timeout (schemathesis found follow=1 cut at 30 s)',
+  async (t) => {
+    const { app, routes } = appWithRoutes({ requestTimeoutMs: 300 });
+    await app.ready();
+    const streams = routes.filter(
+      (r) => r.method === 'GET' && /\/(results|clusters|events)$|^\/v1\/annotations$/.test(r.url),
+    );
+    t.equal(streams.length, 4, streams.map((r) => r.url).join(', '));
+    for (const r of streams) t.ok((r.handlerTimeout ?? 0) >= 2 ** 31 - 1, `${r.url}: no handler timeout`);
+    const job = await svc.jobs.create({ k: 2 });
+    await svc.jobs.wait(job.id, undefined, 20);
+    const res = await app.inject({ method: 'GET', url: `/v1/jobs/${job.id}/results?follow=1` });
+    t.equal(res.statusCode, 200);
+  },
+);
 
 t.test('keys are compared as digests: any length, any bytes, no throw, every key checked', async (t) => {
   const auth = new ApiKeys({ keys, protectAll: false });

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
-import { DirLock } from '../store/index.js';
+import { checkLmdbFile, DirLock, inTxn, lmdbWrite } from '../store/index.js';
 import type { AnnotationScheme, Decision } from './schemes.js';
 
 /** One annotation; the export writes it as it is (the pair format's keys plus these extras). */
@@ -93,6 +93,7 @@ export class AnnotationStore {
     const lock = DirLock.acquire(dir, 'the annotation directory');
     try {
       const path = join(dir, 'annotations.lmdb');
+      checkLmdbFile(path);
       return new AnnotationStore(open({ path, mapSize: 2 ** 36, maxDbs: 4, noMemInit: true }), lock);
     } catch (e) {
       lock.release();
@@ -111,14 +112,16 @@ export class AnnotationStore {
     this.assertOpen();
     const id = annotationId(input.annotator, input.s1, input.s2);
     const record: Annotation = { id, ...input, at: at.toISOString() };
-    await this.root.transaction(() => {
-      const old = this.byId.get(id);
-      if (old !== undefined) this.records.remove(old);
-      const seq = this.meta.get(NEXT) ?? 0;
-      this.records.put(seq, record);
-      this.byId.put(id, seq);
-      this.meta.put(NEXT, seq + 1);
-    });
+    await lmdbWrite('the annotation store', () =>
+      this.root.transaction(() => {
+        const old = this.byId.get(id);
+        if (old !== undefined) inTxn(this.records.remove(old));
+        const seq = this.meta.get(NEXT) ?? 0;
+        inTxn(this.records.put(seq, record));
+        inTxn(this.byId.put(id, seq));
+        inTxn(this.meta.put(NEXT, seq + 1));
+      }),
+    );
     return record;
   }
 
@@ -132,13 +135,15 @@ export class AnnotationStore {
   async remove(id: string): Promise<Annotation | undefined> {
     this.assertOpen();
     let removed: Annotation | undefined;
-    await this.root.transaction(() => {
-      const seq = this.byId.get(id);
-      if (seq === undefined) return;
-      removed = this.records.get(seq);
-      this.records.remove(seq);
-      this.byId.remove(id);
-    });
+    await lmdbWrite('the annotation store', () =>
+      this.root.transaction(() => {
+        const seq = this.byId.get(id);
+        if (seq === undefined) return;
+        removed = this.records.get(seq);
+        inTxn(this.records.remove(seq));
+        inTxn(this.byId.remove(id));
+      }),
+    );
     return removed;
   }
 

@@ -37,6 +37,7 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   'scopes-crossover': lazy(async () => (await import('./scopes-vectors.js')).scopesCrossover),
   'scopes-calibrate': lazy(async () => (await import('./scopes-vectors.js')).scopesCalibrate),
   tune: lazy(async () => (await import('./tune-bench.js')).tune),
+  'kill-loop': lazy(async () => (await import('./kill-loop.js')).killLoopBench),
   soak: lazy(async () => (await import('./soak.js')).soakBench),
   distractors: async () => registerDistractors,
 };

@@ -48,6 +48,10 @@ export interface SoakInterval {
   p50: number;
   p99: number;
   rssMB: number;
+  /** Anonymous memory (heaps, native allocations): what a leak grows. */
+  anonMB: number;
+  /** File-backed pages (LMDB maps, model files, shards): grows with stored job results, not a leak. */
+  fileMB: number;
   jobsDone: number;
 }
 
@@ -57,10 +61,11 @@ const quantile = (xs: number[], q: number): number => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
 };
 
-const rssMB = (pid: number): number => {
-  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : 0;
-};
+function memory(pid: number): { rssMB: number; anonMB: number; fileMB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
+  return { rssMB: mb('VmRSS'), anonMB: mb('RssAnon'), fileMB: mb('RssFile') + mb('RssShmem') };
+}
 
 async function getJson(url: string): Promise<unknown> {
   const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
@@ -154,7 +159,7 @@ async function drive(o: SoakOptions, url: string, pid: number, kinds: Kind[], te
         ...row,
         p50: quantile(bucket.lat, 0.5),
         p99: quantile(bucket.lat, 0.99),
-        rssMB: rssMB(pid),
+        ...memory(pid),
         jobsDone: jobs.state.done,
       });
       log(`${JSON.stringify(rows.at(-1))}`);
@@ -201,13 +206,16 @@ export function verdict(rows: readonly SoakInterval[], warmup: number) {
   const last = steady.slice(-third);
   const p99First = median(first.map((r) => r.p99));
   const p99Last = median(last.map((r) => r.p99));
-  const rssFirst = (first[0] ?? { rssMB: 0 }).rssMB;
-  const rssLast = (last.at(-1) ?? { rssMB: 0 }).rssMB;
+  const rssFirst = first[0]?.rssMB ?? 0;
+  const rssLast = last.at(-1)?.rssMB ?? 0;
+  const anonFirst = first[0]?.anonMB ?? 0;
+  const anonLast = last.at(-1)?.anonMB ?? 0;
   return {
     errors: rows.reduce((n, r) => n + r.errors, 0),
     requests: rows.reduce((n, r) => n + r.requests, 0),
     p99Drift: p99First > 0 ? p99Last / p99First - 1 : 0,
     rssGrowth: rssFirst > 0 ? rssLast / rssFirst - 1 : 0,
+    anonGrowth: anonFirst > 0 ? anonLast / anonFirst - 1 : 0,
   };
 }
 
@@ -247,11 +255,11 @@ export type SoakResult = Awaited<ReturnType<typeof soak>>;
 export function soakMarkdown(r: SoakResult): string {
   const f = (x: number) => x.toFixed(x >= 100 ? 0 : 1);
   const lines = [
-    '| t (s) | requests | errors | p50 ms | p99 ms | RSS MB | jobs done |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| t (s) | requests | errors | p50 ms | p99 ms | RSS MB | anon MB | file MB | jobs done |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...r.rows.map(
       (x) =>
-        `| ${x.t} | ${x.requests} | ${x.errors} | ${f(x.p50)} | ${f(x.p99)} | ${f(x.rssMB)} | ${x.jobsDone} |`,
+        `| ${x.t} | ${x.requests} | ${x.errors} | ${f(x.p50)} | ${f(x.p99)} | ${f(x.rssMB)} | ${f(x.anonMB)} | ${f(x.fileMB)} | ${x.jobsDone} |`,
     ),
   ];
   const v = r.verdict;
@@ -259,7 +267,7 @@ export function soakMarkdown(r: SoakResult): string {
   lines.push(
     '',
     `${v.requests} requests, ${v.errors} errors${v.errors ? ` (${JSON.stringify(r.errorKinds)})` : ''}; ` +
-      `p99 drift ${pct(v.p99Drift)}, RSS growth ${pct(v.rssGrowth)} after ${r.options.warmupIntervals} warm-up interval(s); ` +
+      `p99 drift ${pct(v.p99Drift)}, RSS growth ${pct(v.rssGrowth)} (anonymous ${pct(v.anonGrowth)}) after ${r.options.warmupIntervals} warm-up interval(s); ` +
       `${r.jobsDone} mining jobs done; ${r.machine.cpus} CPUs, load ${r.machine.loadavgBefore.map((x) => x.toFixed(2)).join(' ')} before, ` +
       `${r.machine.loadavgAfter.map((x) => x.toFixed(2)).join(' ')} after`,
   );

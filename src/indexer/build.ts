@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { assertReadable } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
-import { ParamineError } from '../errors.js';
+import { diskFullOr, ParamineError } from '../errors.js';
 import type { OperatingPoint } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
@@ -112,6 +112,9 @@ export async function buildIndex(
       resumed: previous !== undefined,
       ...(tuned ? { tuned } : {}),
     };
+  } catch (e) {
+    // A full disk: what was committed stays, and `--resume` continues once there is room.
+    throw diskFullOr(e, `building ${out} (rerun with --resume once there is space)`);
   } finally {
     await store.close();
     await provided?.close();

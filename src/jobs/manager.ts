@@ -4,7 +4,7 @@
  * progress with rate and ETA. The HTTP routes and `paramine mine` are thin front ends over it.
  */
 import { randomUUID } from 'node:crypto';
-import { ParamineError } from '../errors.js';
+import { diskFullOr, ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
 import { openJobSource } from './grouped-source.js';
@@ -59,11 +59,12 @@ export class JobManager {
     this.maxConcurrent = options.maxConcurrent ?? 1;
   }
 
-  /** Re-queues the jobs a previous process left queued or running on this index, oldest first. */
+  /** Re-queues the jobs a previous process left queued or running on this index (or stopped by a full disk), oldest first. */
   resume(): JobRecord[] {
     const unfinished = this.jobs
       .list()
-      .filter((j) => !FINISHED.includes(j.state) && j.index.name === this.ctx.index.name);
+      .filter((j) => j.index.name === this.ctx.index.name)
+      .filter((j) => !FINISHED.includes(j.state) || (j.state === 'failed' && j.error?.code === 'DISK_FULL'));
     for (const j of unfinished) this.queue.push(j.id);
     this.pump();
     return unfinished;
@@ -174,14 +175,19 @@ export class JobManager {
         .then(() => undefined)
         .catch(async (e: unknown) => {
           const latest = this.jobs.get(id) ?? job;
-          const err = e instanceof ParamineError ? e : undefined;
-          await this.jobs.put({
-            ...latest,
-            state: 'failed',
-            finishedAt: new Date().toISOString(),
-            error: { code: err?.code ?? 'INTERNAL', message: (e as Error).message },
-          });
-          this.options.onError?.(latest, e);
+          const err = diskFullOr(e, `job ${id}`);
+          const code = err instanceof ParamineError ? err.code : 'INTERNAL';
+          // Recorded when the disk lets it be; a job stopped by a full disk resumes at the next start
+          // (its committed batches are kept), see resume().
+          await this.jobs
+            .put({
+              ...latest,
+              state: 'failed',
+              finishedAt: new Date().toISOString(),
+              error: { code, message: (err as Error).message },
+            })
+            .catch((again: unknown) => this.options.onError?.(latest, again));
+          this.options.onError?.(latest, err);
         })
         .finally(() => {
           this.running.delete(id);

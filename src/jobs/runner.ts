@@ -129,8 +129,10 @@ async function runBatches(
   control: RunControl,
 ): Promise<JobRecord> {
   const { jobs, spec } = run;
+  // A job resumed after a full disk carries its failure: it is running again.
+  const { error: _error, finishedAt: _finishedAt, ...carried } = initial;
   let job: JobRecord = {
-    ...initial,
+    ...carried,
     state: 'running',
     startedAt: initial.startedAt ?? new Date().toISOString(),
   };

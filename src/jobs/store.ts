@@ -11,7 +11,7 @@ import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
 import type { LexicalMeasures } from '../search/lexical.js';
 import type { Meta } from '../store/index.js';
-import { DirLock } from '../store/index.js';
+import { checkLmdbFile, DirLock, inTxn, lmdbWrite } from '../store/index.js';
 import type { JobSpec } from './spec.js';
 
 export type JobState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
@@ -98,6 +98,7 @@ export class JobStore {
     try {
       // A file inside `dir`: lmdb-js would take a directory named like `x.state` for a file path.
       const path = join(dir, 'jobs.lmdb');
+      checkLmdbFile(path);
       const root = open({
         path,
         mapSize: 2 ** 40,
@@ -128,7 +129,7 @@ export class JobStore {
 
   async put(job: JobRecord): Promise<void> {
     this.assertOpen();
-    await this.jobs.put(job.id, job);
+    await lmdbWrite('the job store', () => this.jobs.put(job.id, job));
     this.changes.emit('job', job.id);
   }
 
@@ -143,13 +144,15 @@ export class JobStore {
     after: JobRecord,
   ): Promise<void> {
     this.assertOpen();
-    await this.root.transaction(() => {
-      pairs.forEach(({ key, pair }, i) => {
-        this.results.put([before.id, before.pairs + i], pair);
-        this.seen.put([before.id, key], true);
-      });
-      this.jobs.put(after.id, after);
-    });
+    await lmdbWrite('the job store', () =>
+      this.root.transaction(() => {
+        pairs.forEach(({ key, pair }, i) => {
+          inTxn(this.results.put([before.id, before.pairs + i], pair));
+          inTxn(this.seen.put([before.id, key], true));
+        });
+        inTxn(this.jobs.put(after.id, after));
+      }),
+    );
     this.changes.emit('job', after.id);
   }
 
@@ -169,15 +172,17 @@ export class JobStore {
   /** Replaces the job's clusters and writes its record, in one transaction (finishing is re-runnable). */
   async writeClusters(job: JobRecord, clusters: readonly number[][]): Promise<void> {
     this.assertOpen();
-    await this.root.transaction(() => {
-      for (const { key } of this.clusterDb.getRange({
-        start: [job.id, 0],
-        end: [job.id, Number.MAX_SAFE_INTEGER],
-      }))
-        this.clusterDb.remove(key);
-      for (const [i, ids] of clusters.entries()) this.clusterDb.put([job.id, i], ids);
-      this.jobs.put(job.id, job);
-    });
+    await lmdbWrite('the job store', () =>
+      this.root.transaction(() => {
+        for (const { key } of this.clusterDb.getRange({
+          start: [job.id, 0],
+          end: [job.id, Number.MAX_SAFE_INTEGER],
+        }))
+          inTxn(this.clusterDb.remove(key));
+        for (const [i, ids] of clusters.entries()) inTxn(this.clusterDb.put([job.id, i], ids));
+        inTxn(this.jobs.put(job.id, job));
+      }),
+    );
     this.changes.emit('job', job.id);
   }
 

@@ -45,3 +45,10 @@ export interface RoutePluginOptions {
 }
 
 export type RoutePlugin = FastifyPluginAsync<RoutePluginOptions>;
+
+/**
+ * The handler timeout of streaming routes (NDJSON results, server-sent events, exports): fastify's
+ * `handlerTimeout` runs until the whole stream has been sent, and a followed job streams for as long as
+ * it runs; these end with the job or the client instead (setTimeout's largest delay, about 24.8 days).
+ */
+export const STREAM_TIMEOUT_MS = 2 ** 31 - 1;

@@ -38,6 +38,9 @@ const optionsSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** How much longer than the request timeout a graceful shutdown may take. */
+const SHUTDOWN_GRACE_MS = 5000;
+
 /** What another front end adds to `serve` (cli.ts joins them): options, and a runner for mining jobs. */
 export interface ServeExtension {
   options(cmd: Command): void;
@@ -156,10 +159,26 @@ async function serve(o: z.output<typeof optionsSchema>, runner?: JobRunner): Pro
     if (shuttingDown) return;
     shuttingDown = true;
     app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    // Bounded: a request or job batch that will not end does not keep the process alive forever
+    // (committed job batches are safe either way; the next start resumes after them).
+    setTimeout(() => {
+      app.log.error({ afterMs: o.timeoutMs + SHUTDOWN_GRACE_MS }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, o.timeoutMs + SHUTDOWN_GRACE_MS).unref();
     // Running jobs pause at a batch boundary (committed) and resume on the next start.
     await jobs.manager.close();
+    app.log.info('jobs paused at a committed batch');
+    // Keep-alive connections that go idle once their response is written are closed as they do (a
+    // client that holds one would otherwise keep close() waiting); whatever is still open when the
+    // request timeout has passed is cut.
+    const idle = setInterval(() => app.server.closeIdleConnections(), 100);
+    const cut = setTimeout(() => app.server.closeAllConnections(), o.timeoutMs);
     await app.close();
+    clearInterval(idle);
+    clearTimeout(cut);
+    app.log.info('HTTP server closed');
     await service.close();
+    app.log.info('stores, index and models closed');
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

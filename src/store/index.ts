@@ -11,6 +11,7 @@ export {
   groupValuesOf,
   parseGroupKeySpec,
 } from './groups.js';
+export { checkLmdbFile } from './lmdb-check.js';
 export { DirLock, LOCK_FILE } from './lock.js';
 export {
   keyHash,
@@ -20,3 +21,4 @@ export {
   SentenceStore,
   type StoreOptions,
 } from './store.js';
+export { inTxn, lmdbWrite } from './write-errors.js';

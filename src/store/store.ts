@@ -4,8 +4,11 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
+import { checkLmdbFile } from './lmdb-check.js';
+import { inTxn, lmdbWrite } from './write-errors.js';
 
 export type Meta = Record<string, unknown>;
 
@@ -53,6 +56,7 @@ export class SentenceStore {
   static open(dir: string, options: StoreOptions = {}): SentenceStore {
     if (!options.readOnly) mkdirSync(dir, { recursive: true });
     try {
+      checkLmdbFile(join(dir, 'data.mdb'));
       const root = open({
         path: dir,
         readOnly: options.readOnly ?? false,
@@ -115,13 +119,15 @@ export class SentenceStore {
    */
   async commit(rows: readonly NewSentence[], state: Record<string, unknown> = {}): Promise<void> {
     this.assertOpen();
-    await this.root.transaction(() => {
-      for (const r of rows) {
-        this.sentences.put(r.id, r.meta === undefined ? { t: r.text } : { t: r.text, m: r.meta });
-        this.dedup.put(keyHash(r.key), r.id);
-      }
-      for (const [k, v] of Object.entries(state)) this.state.put(k, v);
-    });
+    await lmdbWrite('the sentence store', () =>
+      this.root.transaction(() => {
+        for (const r of rows) {
+          inTxn(this.sentences.put(r.id, r.meta === undefined ? { t: r.text } : { t: r.text, m: r.meta }));
+          inTxn(this.dedup.put(keyHash(r.key), r.id));
+        }
+        for (const [k, v] of Object.entries(state)) inTxn(this.state.put(k, v));
+      }),
+    );
   }
 
   async close(): Promise<void> {

@@ -262,6 +262,26 @@ export function validateResponse(
     });
     return;
   }
+  if (mt === 'text/event-stream') {
+    // Server-sent events: the schema describes each event (its fields as text), as schemathesis reads it.
+    const events = String(value)
+      .split(/\n\n+/)
+      .map((block) =>
+        Object.fromEntries(
+          block
+            .split('\n')
+            .filter((l) => l !== '' && !l.startsWith(':'))
+            .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trimStart()]),
+        ),
+      )
+      .filter((e) => Object.keys(e).length > 0);
+    events.forEach((event, i) => {
+      if (!validate(event)) {
+        throw new Error(`${where}: event ${i + 1} does not match the schema:\n${describe(validate.errors)}`);
+      }
+    });
+    return;
+  }
   if (!validate(value)) {
     throw new Error(
       `${where}: body does not match openapi.yaml#${pointer}/content/${esc(mtKey)}/schema:\n${describe(validate.errors)}\nbody: ${preview(value)}`,

@@ -16,7 +16,7 @@ import {
 } from '../../annotations/index.js';
 import { ParamineError } from '../../errors.js';
 import { parseInput } from '../../validate.js';
-import type { RoutePlugin } from '../context.js';
+import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
 
 const MAX_TEXT = 4000;
 const text = z.string().min(1, 'must not be empty').max(MAX_TEXT, `at most ${MAX_TEXT} characters`);
@@ -103,7 +103,7 @@ export const annotationRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     return reply.code(201).send(record);
   });
 
-  app.get('/v1/annotations', async (req, reply) => {
+  app.get('/v1/annotations', { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
     const { format, ...q } = parseInput(exportQuery, req.query, 'query');
     const lines = exportLines(store.list(q), format);
     return reply

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { FINISHED } from '../../jobs/index.js';
 import { parseInput } from '../../validate.js';
-import type { RoutePlugin } from '../context.js';
+import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 const HEARTBEAT_MS = 15_000;
@@ -67,7 +67,7 @@ export const jobEventRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     }
   }
 
-  app.get('/v1/jobs/:id/events', async (req, reply) => {
+  app.get('/v1/jobs/:id/events', { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
     const { id } = parseInput(idParams, req.params, 'id');
     o.manager.get(id);
     const closed = new AbortController();

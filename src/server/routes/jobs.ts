@@ -11,7 +11,7 @@ import { ParamineError } from '../../errors.js';
 import { FINISHED } from '../../jobs/index.js';
 import { pairDiff } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
-import type { RoutePlugin } from '../context.js';
+import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
 
 const idParams = z.object({ id: z.uuid('must be a job id (UUID)') });
 const streamQuery = z
@@ -55,7 +55,7 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     path: string,
     read: (id: string, from: number, max: number, q: z.output<typeof streamQuery>) => string[],
   ) =>
-    app.get(path, async (req, reply) => {
+    app.get(path, { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
       const { id } = parseInput(idParams, req.params, 'id');
       const q = parseInput(streamQuery, req.query, 'query');
       manager.get(id);
