@@ -11,19 +11,17 @@
  * two services are interleaved so drift in background load hits both alike. Without --index it uses
  * indexes/demo, building it from examples/demo-corpus.jsonl when absent.
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { type ServeChild, spawnServe } from '../testing/index.js';
-import { runCli } from './child.js';
+import { ensureDemoIndex } from './demo-index.js';
 import { defineBenchmark, type Log } from './harness.js';
 import { machineInfo } from './machine.js';
 import { type Cell, drive, indexInfo, type Mode, sampleQueries, serveMarkdown } from './serve-load.js';
 
 const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
-const ROOT = resolve(dirname(CLI), '..');
 
 const serveSchema = z.object({
   index: z.string().min(1).optional(),
@@ -38,24 +36,6 @@ const serveSchema = z.object({
   serveArgs: z.string().transform((s) => s.split(' ').filter(Boolean)),
 });
 export type ServeOptions = z.output<typeof serveSchema>;
-
-function ensureIndex(o: ServeOptions, log: Log): string {
-  const dir = o.index ?? join(ROOT, 'indexes', 'demo');
-  if (existsSync(join(dir, 'manifest.json'))) return dir;
-  if (o.index !== undefined) throw new Error(`no index at ${dir} (manifest.json missing)`);
-  log(`building the demo index in ${dir}`);
-  mkdirSync(dirname(dir), { recursive: true });
-  runCli([
-    'index',
-    '--input',
-    join(ROOT, 'examples', 'demo-corpus.jsonl'),
-    '--out',
-    dir,
-    '--resume',
-    '--quiet',
-  ]);
-  return dir;
-}
 
 interface Service {
   name: 'on' | 'off';
@@ -88,7 +68,7 @@ async function measure(o: ServeOptions, services: Service[], texts: string[], mo
 }
 
 async function serveBenchmark(o: ServeOptions, log: Log) {
-  const index = ensureIndex(o, log);
+  const index = await ensureDemoIndex(o.index, log);
   const startedAt = new Date().toISOString();
   const loadBefore = loadavg();
   log(`index ${index}; starting two services (batching on: --batch-wait-ms ${o.batchWaitMs}; off: 0)`);

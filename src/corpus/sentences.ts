@@ -67,16 +67,7 @@ export async function* readSentences(
       for await (const row of rows) {
         if (options.stats) options.stats.bytesRead = doneBytes + bytesRead();
         if (row.record <= skipThrough) continue;
-        const where = `${path}:${row.line}`;
-        if ('error' in row) {
-          const error = new ParamineError('BAD_FILE', `${where}: ${row.error}`, { field: where });
-          if (onBad === 'fail') throw error;
-          yield { fileIndex, record: row.record, where, error };
-          continue;
-        }
-        yield row.meta === undefined
-          ? { fileIndex, record: row.record, where, text: row.text }
-          : { fileIndex, record: row.record, where, text: row.text, meta: row.meta };
+        yield toRecord(path, fileIndex, row, onBad);
       }
     } catch (e) {
       throw readError(path, e);
@@ -111,20 +102,29 @@ export async function* readSentenceRange(
   const stream = createReadStream(path, { start: range.start, end: range.end - 1, highWaterMark: 1 << 20 });
   try {
     for await (const row of lineRows(stream, format, range.before)) {
-      const where = `${path}:${row.line}`;
-      if ('error' in row) {
-        const error = new ParamineError('BAD_FILE', `${where}: ${row.error}`, { field: where });
-        if (onBadRecord === 'fail') throw error;
-        yield { fileIndex, record: row.record, where, error };
-        continue;
-      }
-      yield row.meta === undefined
-        ? { fileIndex, record: row.record, where, text: row.text }
-        : { fileIndex, record: row.record, where, text: row.text, meta: row.meta };
+      yield toRecord(path, fileIndex, row, onBadRecord);
     }
   } catch (e) {
     throw readError(path, e);
   }
+}
+
+/** A parsed row as the record readers yield it; a bad one throws (fail) or is yielded as such (skip). */
+function toRecord(
+  path: string,
+  fileIndex: number,
+  row: Row,
+  onBad: 'fail' | 'skip',
+): CorpusRecord | BadRecord {
+  const where = `${path}:${row.line}`;
+  if ('error' in row) {
+    const error = new ParamineError('BAD_FILE', `${where}: ${row.error}`, { field: where });
+    if (onBad === 'fail') throw error;
+    return { fileIndex, record: row.record, where, error };
+  }
+  return row.meta === undefined
+    ? { fileIndex, record: row.record, where, text: row.text }
+    : { fileIndex, record: row.record, where, text: row.text, meta: row.meta };
 }
 
 type Row =
