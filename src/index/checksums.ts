@@ -76,10 +76,14 @@ async function verifyFile(dir: string, f: Checked, full: boolean): Promise<void>
   const size = await stat(path).then(
     (s) => s.size,
     (e: unknown) => {
-      throw new ParamineError('BAD_FILE', `${path}: cannot read (${(e as Error).message})`, {
-        field: f.file,
-        cause: e,
-      });
+      const missing = (e as { code?: string }).code === 'ENOENT';
+      throw new ParamineError(
+        missing ? 'FILE_NOT_FOUND' : 'BAD_FILE',
+        missing
+          ? `${path}: missing (the manifest lists it): restore the index or rebuild it`
+          : `${path}: cannot read (${(e as Error).message})`,
+        { field: f.file, cause: e },
+      );
     },
   );
   if (f.bytes !== undefined && size !== f.bytes)
