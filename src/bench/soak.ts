@@ -11,8 +11,9 @@
  * p99, errors and the child's RSS; the verdict compares the first and last third of the intervals after
  * warm-up (p99 drift, RSS growth).
  */
-import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { spawnServe } from '../testing/index.js';
@@ -222,7 +223,19 @@ export function verdict(rows: readonly SoakInterval[], warmup: number) {
 async function soak(o: SoakOptions, log: Log) {
   const index = await ensureDemoIndex(o.index, log);
   const loadBefore = loadavg();
-  const server = await spawnServe([CLI, 'serve', '--index', index, '--log-level', 'warn']);
+  // Its own jobs directory: the soak's background jobs neither pile up beside the index nor collide with
+  // a service already running on it (one process per jobs directory).
+  const jobsDir = mkdtempSync(join(tmpdir(), 'paramine-soak-jobs-'));
+  const server = await spawnServe([
+    CLI,
+    'serve',
+    '--index',
+    index,
+    '--jobs-dir',
+    jobsDir,
+    '--log-level',
+    'warn',
+  ]);
   try {
     const url = server.url;
     const texts = await queries(url, 200);
@@ -247,6 +260,7 @@ async function soak(o: SoakOptions, log: Log) {
     };
   } finally {
     await server.stop();
+    rmSync(jobsDir, { recursive: true, force: true });
   }
 }
 
