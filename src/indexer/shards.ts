@@ -119,19 +119,7 @@ export async function writeShards(input: ShardsInput): Promise<ShardsResult> {
     if (progress.trained !== plan.factory || !existsSync(trainedPath)) {
       log(`index: ${plan.reason}`);
       const t0 = Date.now();
-      const index = await trainIndex({
-        plan,
-        dim,
-        metric: options.metric,
-        source,
-        sampleIds: sampleIds(n, plan.trainSize, options.seed),
-        seed: options.seed,
-        memoryBytes: options.trainMemory,
-        threads: options.threads,
-        onProgress: trainingProgress(options, log),
-      });
-      await writeIndexFile(index, trainedPath);
-      await index.close();
+      await trainTemplate(plan, options, source, trainedPath, log);
       // A new template invalidates shards filled from an earlier one.
       await save({
         ...progress,
@@ -154,6 +142,32 @@ export async function writeShards(input: ShardsInput): Promise<ShardsResult> {
   } finally {
     await source.close();
   }
+}
+
+/**
+ * Trains the empty index on a seeded sample of `source` and writes it to `path`: the template every
+ * shard or piece is filled from (the one-machine build and the queue's coordinator).
+ */
+export async function trainTemplate(
+  plan: IndexPlan,
+  options: BuildOptions,
+  source: VectorFile,
+  path: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const index = await trainIndex({
+    plan,
+    dim: source.dim,
+    metric: options.metric,
+    source,
+    sampleIds: sampleIds(source.count, plan.trainSize, options.seed),
+    seed: options.seed,
+    memoryBytes: options.trainMemory,
+    threads: options.threads,
+    onProgress: trainingProgress(options, log),
+  });
+  await writeIndexFile(index, path);
+  await index.close();
 }
 
 function trainingProgress(options: BuildOptions, log: (line: string) => void): (p: TrainProgress) => void {

@@ -17,18 +17,11 @@ import { z } from 'zod';
 import { assertReadable } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
-import {
-  type OperatingPoint,
-  sampleIds,
-  splitRange,
-  trainIndex,
-  VectorFile,
-  writeIndexFile,
-} from '../index/index.js';
+import { type OperatingPoint, splitRange, VectorFile } from '../index/index.js';
 import { contentOptions, tuneBuilt } from '../indexer/build.js';
 import { buildGroupTables } from '../indexer/groups.js';
 import { type BuildOptions, buildOptionsSchema } from '../indexer/options.js';
-import { buildPlan, shardCount } from '../indexer/shards.js';
+import { buildPlan, shardCount, trainTemplate } from '../indexer/shards.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
 import { parseInput } from '../validate.js';
@@ -228,18 +221,7 @@ async function train(work: string, b: QueueBuild, options: BuildOptions, log: Lo
   const t0 = Date.now();
   const source = await VectorFile.openFile(layout.vectors(work), n, dim);
   try {
-    const index = await trainIndex({
-      plan,
-      dim,
-      metric: options.metric,
-      source,
-      sampleIds: sampleIds(n, plan.trainSize, options.seed),
-      seed: options.seed,
-      memoryBytes: options.trainMemory,
-      threads: options.threads,
-    });
-    await writeIndexFile(index, layout.trained(work));
-    await index.close();
+    await trainTemplate(plan, options, source, layout.trained(work), log);
   } finally {
     await source.close();
   }
