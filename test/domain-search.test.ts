@@ -154,6 +154,10 @@ t.test('a job in each mode carries both sides σ', async (t) => {
       if (mode === 'combined') t.ok(p.domain!.score! > 0 && p.domain!.score! < 1);
     }
   }
+  // An unknown domain is refused when the job is created, not accepted and failed later.
+  const before = manager.list().length;
+  await t.rejects(manager.create({ k: 5, domain: { name: 'nope' } }), { code: 'NOT_FOUND' });
+  t.equal(manager.list().length, before, 'no job recorded');
 });
 
 t.test('σ survives a restart; an unknown domain is a 404 over HTTP', async (t) => {

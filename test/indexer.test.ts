@@ -67,6 +67,14 @@ t.test('a small corpus round-trips: texts, metadata, dedup counts, filters, FAIS
   t.equal(summary.factory, 'Flat');
   t.notOk(existsSync(join(out, 'work')), 'spilled embeddings removed after a finished build');
 
+  // --resume on the finished build: nothing redone, exit as a success; other inputs are still refused.
+  const again = { inputs: [txt, jsonl], out, model: MODEL, minTokens: 2, maxTokens: 50, quiet: true };
+  const resumed = await buildIndex({ ...again, resume: true });
+  t.ok(resumed.resumed);
+  t.same([resumed.vectors, resumed.factory, resumed.counters], [4, 'Flat', summary.counters]);
+  await t.rejects(buildIndex({ ...again, inputs: [txt], resume: true }), { code: 'CONFLICT' });
+  await t.rejects(buildIndex(again), { code: 'CONFLICT', message: /already holds a finished index/ });
+
   t.same(await contents(out), [
     [0, 'The cat sat on the mat.', undefined],
     [1, 'A dog barked at the postman all morning long.', undefined],

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { assertReadable } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { diskFullOr, ParamineError } from '../errors.js';
-import type { OperatingPoint } from '../index/index.js';
+import { type OperatingPoint, readManifest } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
 import { SentenceStore } from '../store/index.js';
@@ -65,7 +65,7 @@ export async function buildIndex(
   for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
   // Before any work: a collection whose index cannot fit --max-ram is refused here.
   if (!options.resume || !existsSync(join(resolve(options.out), 'store'))) await checkBudget(options);
-  const { out, storeDir, workDir } = await prepareOut(options);
+  const { out, storeDir, workDir, finished } = await prepareOut(options);
   const encoder = await Encoder.open(resolveModelDir(options.model));
   const store = SentenceStore.open(storeDir);
   let provided: ProvidedEmbeddings | undefined;
@@ -74,6 +74,8 @@ export async function buildIndex(
     const model = { id: encoder.modelId, sha256: encoder.onnxSha256, dim: encoder.dim };
     const previous = store.getState<unknown>(STATE_KEY);
     let state = startState(previous, inputs, model, options, log);
+    // --resume on a complete index (same inputs, model and options, checked above): nothing left but tuning.
+    if (finished) return await finishedBuild(out, state, options, started, log);
     if (state.phase === 'ingest') {
       if (options.embeddings) {
         provided = await ProvidedEmbeddings.open(options.embeddings, options.inputs, model);
@@ -146,18 +148,22 @@ export async function tuneBuilt(
   }
 }
 
-/** Checks the inputs and the output directory before any work: a finished index is never overwritten. */
+/**
+ * Checks the inputs and the output directory before any work: a finished index is never overwritten
+ * (with --resume it is `finished`: the build has nothing left to do).
+ */
 async function prepareOut(options: BuildOptions) {
   const out = resolve(options.out);
+  const storeDir = join(out, 'store');
+  const workDir = join(out, 'work');
   if (existsSync(join(out, 'manifest.json'))) {
+    if (options.resume && existsSync(storeDir)) return { out, storeDir, workDir, finished: true };
     throw new ParamineError(
       'CONFLICT',
       `${out} already holds a finished index; choose another --out or remove it`,
       { field: 'out' },
     );
   }
-  const storeDir = join(out, 'store');
-  const workDir = join(out, 'work');
   if (existsSync(storeDir) && !options.resume) {
     throw new ParamineError(
       'CONFLICT',
@@ -166,7 +172,34 @@ async function prepareOut(options: BuildOptions) {
     );
   }
   mkdirSync(workDir, { recursive: true });
-  return { out, storeDir, workDir };
+  return { out, storeDir, workDir, finished: false };
+}
+
+/** The summary of a build that had already finished; tunes it if a kill came before the tuning did. */
+async function finishedBuild(
+  out: string,
+  state: BuildState,
+  options: BuildOptions,
+  started: number,
+  log: (line: string) => void,
+): Promise<BuildSummary> {
+  const manifest = await readManifest(out);
+  log(`${out} already holds the finished index of these inputs (${manifest.ntotal} vectors): nothing to redo`);
+  const tuned = manifest.operatingPoints ? undefined : await tuneBuilt(out, manifest.factory, options, log);
+  const build = manifest.build as { plan?: { reason?: string }; trainMs?: number; fillMs?: number };
+  return {
+    counters: state.counters,
+    vectors: manifest.ntotal,
+    shards: manifest.shards.length,
+    factory: manifest.factory,
+    reason: build.plan?.reason ?? '',
+    trainMs: build.trainMs ?? 0,
+    fillMs: build.fillMs ?? 0,
+    wallMs: Date.now() - started,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    resumed: true,
+    ...(tuned ? { tuned } : {}),
+  };
 }
 
 /** A fresh build's state, or the saved one when it may be resumed with these inputs and model. */

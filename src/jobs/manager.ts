@@ -100,6 +100,8 @@ export class JobManager {
       );
     }
     checkJobScope(spec, this.ctx.core.canRerank ? labels : undefined, this.ctx.groups);
+    // An unknown or stale domain fails the request, not the job later.
+    if (spec.domain) await this.ctx.core.checkDomain(spec.domain, spec.rerank !== undefined);
     // A span model that is not there fails the request, not the job later.
     if (spec.subSentence?.method === 'span') resolveModelDir(spec.subSentence.model, 'subSentence.model');
     // Opening the source checks the scope (range bounds, data-directory paths) and counts its sentences.

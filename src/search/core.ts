@@ -4,7 +4,7 @@
  * filters -> cross-encoder rerank -> label filters -> top k. Its models come in through the ports
  * (`Embedder`, `PairScorer`); callers see what they need of them (labels, dim, metric), not the parts.
  */
-import type { Domains } from '../domain/index.js';
+import { type DomainRequest, type Domains, planDomain } from '../domain/index.js';
 import type { IdfWeights } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { Embedder, PairScore, PairScorer } from '../models/ports.js';
@@ -95,6 +95,11 @@ export class SearchCore {
 
   get dim(): number {
     return this.#parts.index.dim;
+  }
+
+  /** Throws what a request with this `domain` would (unknown name, stale build, mode needing rerank). */
+  async checkDomain(req: DomainRequest, rerank: boolean): Promise<void> {
+    await planDomain(this.#parts.domains, req, rerank && this.canRerank);
   }
 
   get metric(): Metric {
