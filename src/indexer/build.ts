@@ -184,7 +184,9 @@ async function finishedBuild(
   log: (line: string) => void,
 ): Promise<BuildSummary> {
   const manifest = await readManifest(out);
-  log(`${out} already holds the finished index of these inputs (${manifest.ntotal} vectors): nothing to redo`);
+  log(
+    `${out} already holds the finished index of these inputs (${manifest.ntotal} vectors): nothing to redo`,
+  );
   const tuned = manifest.operatingPoints ? undefined : await tuneBuilt(out, manifest.factory, options, log);
   const build = manifest.build as { plan?: { reason?: string }; trainMs?: number; fillMs?: number };
   return {
