@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import t from 'tap';
@@ -116,4 +117,18 @@ t.test('distributed mining equals one-machine mining, also with a worker killed 
   const served = [...store.pairs(created.id)].map(({ seq, pair }) => `${JSON.stringify({ seq, ...pair })}\n`);
   t.equal(served.join(''), pairs, "the service's job stores the one-machine pairs");
   t.equal(end.clusters, readFileSync(join(dir, 'one.clusters.jsonl'), 'utf8').split('\n').length - 1);
+
+  // Cancelled while its ranges wait (every worker stopped): it ends at once, its ranges leave the queue.
+  for (const w of [a, b]) w.child.kill('SIGSTOP');
+  const waiting = await manager.create(spec);
+  const queued = async () => (await q.getJobCounts('waiting')).waiting ?? 0;
+  for (let i = 0; i < 200 && (await queued()) === 0; i++) await sleep(50);
+  t.ok((await queued()) > 0, 'its ranges are queued');
+  const asked = Date.now();
+  await manager.cancel(waiting.id);
+  const cancelled = await manager.wait(waiting.id, undefined, 50);
+  t.equal(cancelled.state, 'cancelled');
+  t.ok(Date.now() - asked < 5000, `cancelled in ${Date.now() - asked} ms with no worker running`);
+  t.equal(await queued(), 0, 'its range jobs left the queue');
+  for (const w of [a, b]) w.child.kill('SIGCONT');
 });

@@ -10,7 +10,7 @@
  * samples of the collection: the tuning sample (paramine only) and the evaluation sample (both tools).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,7 @@ import {
   tuneIndexDir,
   VectorFile,
 } from '../index/index.js';
+import { ParamineError } from '../errors.js';
 import { parseBytes } from '../indexer/options.js';
 import { setNumThreads } from '../native/index.js';
 import { clusteredSpace, writeVectorIndex } from '../testing/index.js';
@@ -45,7 +46,25 @@ const schema = z.object({
   autofaiss: z.string().optional(),
   /** The budget covers the re-score too: no memory-mapped vectors.f16 refine, PQ scores final. */
   strictRam: z.boolean().default(false),
+  /** Real embeddings instead of the generator: the first n rows of an index's vectors.f16. */
+  vectors: z.string().min(1).optional(),
 });
+
+/** The first n rows of a half-float vectors file (an index's vectors.f16). */
+async function readVectors(path: string, n: number, dim: number): Promise<Float32Array> {
+  const rows = Math.floor(statSync(path).size / (2 * dim));
+  if (rows < n) {
+    throw new ParamineError('BAD_INPUT', `${path} holds ${rows} ${dim}-d vectors, fewer than --n ${n}`, {
+      field: 'vectors',
+    });
+  }
+  const file = await VectorFile.openFile(path, rows, dim);
+  try {
+    return await file.read(0, n);
+  } finally {
+    await file.close();
+  }
+}
 
 /** A .npy file (format 1.0) of a 1-d or 2-d little-endian array. */
 function npy(path: string, data: Float32Array | BigInt64Array, shape: number[]): void {
@@ -180,6 +199,10 @@ export const tune = defineBenchmark({
         '--strict-ram',
         'the budget covers the re-score too: no vectors.f16 refine (PQ scores final)',
         false,
+      )
+      .option(
+        '--vectors <file>',
+        'real embeddings: the first --n rows of an index vectors.f16 (default: generated)',
       ),
   schema,
   async run(o, log) {
@@ -190,8 +213,13 @@ export const tune = defineBenchmark({
     rmSync(work, { recursive: true, force: true });
     mkdirSync(work, { recursive: true });
     const dir = join(work, 'index');
-    log(`${o.n} seeded clustered ${o.dim}-d vectors`);
-    const corpus = clusteredSpace(o.n, o.dim, { seed: o.seed }).sample(o.n, o.seed + 1).vectors;
+    const what = o.vectors
+      ? `the first ${o.n} ${o.dim}-d vectors of ${o.vectors}`
+      : `${o.n} seeded clustered ${o.dim}-d vectors`;
+    log(what);
+    const corpus = o.vectors
+      ? await readVectors(o.vectors, o.n, o.dim)
+      : clusteredSpace(o.n, o.dim, { seed: o.seed }).sample(o.n, o.seed + 1).vectors;
     const plan = chooseFactory({ n: o.n, dim: o.dim, vectorsKept: !o.strictRam, maxRamBytes: budget });
     log(plan.reason);
     let t0 = performance.now();
@@ -227,7 +255,7 @@ export const tune = defineBenchmark({
     if (o.autofaiss) sides.push(await autofaissSide(o, work, source, { queries, ids, truth }, log));
     await source.close();
     const markdown = [
-      `Operating points (Pareto front) of \`${plan.factory}\` on ${o.n} seeded clustered ${o.dim}-d vectors, ` +
+      `Operating points (Pareto front) of \`${plan.factory}\` on ${what}, ` +
         `RAM budget ${formatBytes(budget)} (model: ${formatBytes(plan.cost.total.ram)}), ${o.threads} threads; ` +
         `${tuned.tuning.settings} settings swept on ${tuned.tuning.queries} held-out queries in ${tuneS.toFixed(0)} s:`,
       '',

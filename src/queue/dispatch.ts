@@ -30,6 +30,13 @@ export interface StageContext {
   log: (line: string) => void;
   /** Poll interval (ms). */
   pollMs?: number;
+  /**
+   * Checked every poll: true stops waiting at once; the jobs not yet started leave the queue (a later run
+   * queues them again), running ones finish and their output stays for that run.
+   */
+  stop?: () => boolean;
+  /** Called every poll (e.g. to merge the outputs published so far). */
+  onPoll?: () => Promise<void>;
 }
 
 /** The worker's error code ("BAD_FILE: …", as src/queue/worker.ts reports it), else INTERNAL. */
@@ -74,6 +81,16 @@ export async function runStage(ctx: StageContext, jobs: readonly StageJob[]): Pr
   let round = 0;
   while (pending.size > 0) {
     await sleep(ctx.pollMs ?? 250);
+    if (ctx.stop?.()) {
+      for (const i of pending) {
+        // An active job is locked by its worker: remove() refuses it, and it finishes on its own.
+        await (await ctx.queue.getJob((jobs[i] as StageJob).id))?.remove().catch(() => {});
+      }
+      bar.stop();
+      ctx.log(`${ctx.stage}: stopped with ${pending.size} of ${jobs.length} jobs not done`);
+      return given;
+    }
+    await ctx.onPoll?.();
     for (const i of [...pending]) if ((jobs[i] as StageJob).done()) pending.delete(i);
     if (round++ % 4 === 0) {
       await report();

@@ -69,7 +69,13 @@ interface Dispatched {
 
 /** Splits the job into range jobs, queues them and waits until every range is published. */
 async function dispatchRanges(
-  o: Omit<DistributedMineOptions, 'out' | 'spec' | 'quiet'> & { quiet: boolean; spec: unknown; salt: string },
+  o: Omit<DistributedMineOptions, 'out' | 'spec' | 'quiet'> & {
+    quiet: boolean;
+    spec: unknown;
+    salt: string;
+    stop?: () => boolean;
+    onPoll?: (d: Dispatched) => Promise<void>;
+  },
   log: (line: string) => void,
 ): Promise<Dispatched> {
   const spec = parseInput(jobSpecSchema, o.spec, 'job');
@@ -91,6 +97,7 @@ async function dispatchRanges(
     .update(JSON.stringify([o.salt, work, index, manifest, spec, o.reranker ?? false, ranges]))
     .digest('hex')
     .slice(0, 16);
+  const dispatched: Dispatched = { work, job, ranges };
   mkdirSync(layout.mineDir(work, job), { recursive: true });
   const { index: _name, ...rangeSpec } = spec;
   const jobs: StageJob[] = ranges.map((r, i) => ({
@@ -120,13 +127,15 @@ async function dispatchRanges(
         quiet: o.quiet,
         log,
         ...(o.pollMs ? { pollMs: o.pollMs } : {}),
+        ...(o.stop ? { stop: o.stop } : {}),
+        ...(o.onPoll ? { onPoll: () => (o.onPoll as NonNullable<typeof o.onPoll>)(dispatched) } : {}),
       },
       jobs,
     );
   } finally {
     await queue.close();
   }
-  return { work, job, ranges };
+  return dispatched;
 }
 
 /** The pairs of range r, each with its key, in the runner's order (checked against the marker). */
@@ -169,27 +178,54 @@ export function queueJobRunner(o: {
     };
     await store.put(job);
     const t0 = performance.now();
-    const d = await dispatchRanges({ ...o, spec: initial.spec, quiet: true, salt: initial.id }, () => {});
-    let done = 0;
-    for (const [r, range] of d.ranges.entries()) {
-      done += range.end - range.start;
-      if (done <= job.processed) continue;
-      if (control.stop() === 'cancel') return finishJob(store, job, 'cancelled');
-      const batch = new Map<string, MinedPair>();
-      for (const { k, p } of rangePairs(d.work, d.job, r))
-        if (!batch.has(k) && !store.hasPair(job.id, k)) batch.set(k, p);
-      const next: JobRecord = {
-        ...job,
-        processed: done,
-        pairs: job.pairs + batch.size,
-        runMs: job.runMs + (performance.now() - t0) / d.ranges.length,
-      };
-      await store.commitBatch(
-        job,
-        [...batch].map(([key, pair]) => ({ key, pair })),
-        next,
+    const runMs0 = job.runMs;
+    // Commits the ranges published so far, in order (the next one not published ends it): progress shows
+    // while workers run, and a restarted service goes on after the last committed range.
+    const commitDone = async (d: Dispatched) => {
+      let done = 0;
+      for (const [r, range] of d.ranges.entries()) {
+        done += range.end - range.start;
+        if (done <= job.processed) continue;
+        if (readMarker(layout.range(d.work, d.job, r)) === undefined) return;
+        const batch = new Map<string, MinedPair>();
+        for (const { k, p } of rangePairs(d.work, d.job, r))
+          if (!batch.has(k) && !store.hasPair(job.id, k)) batch.set(k, p);
+        const next: JobRecord = {
+          ...job,
+          processed: done,
+          pairs: job.pairs + batch.size,
+          runMs: runMs0 + performance.now() - t0,
+        };
+        await store.commitBatch(
+          job,
+          [...batch].map(([key, pair]) => ({ key, pair })),
+          next,
+        );
+        job = next;
+      }
+    };
+    const d = await dispatchRanges(
+      {
+        ...o,
+        spec: initial.spec,
+        quiet: true,
+        salt: initial.id,
+        stop: () => control.stop() !== undefined,
+        onPoll: commitDone,
+      },
+      () => {},
+    );
+    await commitDone(d);
+    const total = d.ranges.reduce((a, r) => a + r.end - r.start, 0);
+    if (job.processed < total) {
+      // Stopped before every range was done: cancelled, or paused (it resumes on the next start).
+      const stop = control.stop();
+      if (stop === 'cancel') return finishJob(store, job, 'cancelled');
+      if (stop === 'pause') return job;
+      throw new ParamineError(
+        'INTERNAL',
+        `mining ranges of job ${job.id} ended with ${total - job.processed} queries not done`,
       );
-      job = next;
     }
     if (job.spec.cluster) {
       const uf = new UnionFind();
