@@ -15,6 +15,7 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { ParamineError } from '../errors.js';
 import {
   chooseFactory,
   exactTopK,
@@ -26,7 +27,6 @@ import {
   tuneIndexDir,
   VectorFile,
 } from '../index/index.js';
-import { ParamineError } from '../errors.js';
 import { parseBytes } from '../indexer/options.js';
 import { setNumThreads } from '../native/index.js';
 import { clusteredSpace, writeVectorIndex } from '../testing/index.js';
