@@ -36,6 +36,10 @@ const schema = z.object({
     .string()
     .transform((v) => list(v).map(Number))
     .pipe(z.array(z.number().int().min(1)).min(1)),
+  kfactor: z
+    .string()
+    .transform((v) => list(v).map(Number))
+    .pipe(z.array(z.number().min(1)).min(1)),
   pythonN: z.coerce.number().int().min(0),
   python: z.string().min(1),
   passes: z.coerce.number().int().min(1),
@@ -77,6 +81,8 @@ interface SearchRow {
   nprobe: number;
   efSearch: number;
   refine: boolean;
+  /** Candidates re-scored per hit (refine only). */
+  kFactor?: number;
   recall: number;
   p50Ms: number;
   p99Ms: number;
@@ -90,6 +96,7 @@ async function singles(
   truth: BigInt64Array,
   nprobe: number,
   refine: boolean,
+  kFactor?: number,
 ) {
   const nq = truth.length / K;
   const lat: number[] = [];
@@ -101,6 +108,7 @@ async function singles(
       nprobe,
       efSearch: 2 * nprobe,
       refine,
+      ...(refine && kFactor ? { kFactor } : {}),
     });
     lat.push(performance.now() - t);
     hits += recall(truth, r.ids, q);
@@ -111,6 +119,7 @@ async function singles(
     nprobe,
     efSearch: 2 * nprobe,
     refine,
+    ...(refine && kFactor ? { kFactor } : {}),
     recall: hits / nq,
     p50Ms: percentile(lat, 50),
     p99Ms: percentile(lat, 99),
@@ -138,8 +147,9 @@ async function searchFull(o: Opts, indexDir: string, truthPath: string): Promise
       true,
     ); // warm-up
     for (const nprobe of o.nprobes) {
-      for (const refine of [true, false]) {
-        const row = await singles(index, queries, truth, nprobe, refine);
+      // PQ codes alone, then re-scored from vectors.f16 at each kFactor (k * kFactor candidates).
+      for (const kFactor of [undefined, ...o.kfactor]) {
+        const row = await singles(index, queries, truth, nprobe, kFactor !== undefined, kFactor);
         process.stderr.write(`search ${JSON.stringify(row)}\n`);
         rows.push(row);
       }
@@ -269,7 +279,8 @@ async function run(options: z.output<typeof schema>, log: Log) {
     results.subBuild ??= await step('build', subArgs);
     results.subTruth ??= await step('truth', subArgs);
     save();
-    results.compare = await compare(
+    // Cached like the steps (delete "compare" from results.json to run it again).
+    results.compare ??= await compare(
       o,
       built.plan,
       results.subBuild as Record<string, unknown>,
@@ -296,11 +307,11 @@ type Compared =
 
 function markdown(rows: readonly SearchRow[], compared: Compared): string {
   const lines = [
-    '| nprobe | efSearch | refine | recall@10 | p50 ms | p99 ms | QPS (single queries) |',
+    '| nprobe | efSearch | scores | recall@10 | p50 ms | p99 ms | QPS (single queries) |',
     '|---:|---:|---|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
-        `| ${r.nprobe} | ${r.efSearch} | ${r.refine ? 'exact (vectors.f16)' : 'PQ only'} | ${r.recall.toFixed(3)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.qps.toFixed(0)} |`,
+        `| ${r.nprobe} | ${r.efSearch} | ${r.refine ? `exact re-score of ${10 * (r.kFactor ?? 1)} (kFactor ${r.kFactor ?? 'default'})` : 'PQ only'} | ${r.recall.toFixed(3)} | ${r.p50Ms.toFixed(2)} | ${r.p99Ms.toFixed(2)} | ${r.qps.toFixed(0)} |`,
     ),
     '',
   ];
@@ -331,6 +342,7 @@ export const scale = defineBenchmark({
       .option('--nq <n>', 'queries (exact top 10 by streaming brute force)', '1000')
       .option('--seed <n>', 'generator seed', '1234')
       .option('--nprobe <list>', 'nprobe values searched (efSearch = 2 x nprobe)', '64,128,256')
+      .option('--kfactor <list>', 'candidates re-scored from vectors.f16 per hit, each searched', '8,32,64')
       .option('--python-n <n>', 'subset built and searched through Python FAISS too (0: none)', '1000000')
       .option('--python <path>', 'Python with faiss-cpu 1.7.3', '.venv-faiss/bin/python')
       .option('--passes <n>', 'alternating search passes, best kept', '3')
