@@ -49,6 +49,9 @@ t.test('streaming brute force: exact, own id left out, any batch size', async (t
     'no query is its own neighbour',
   );
   const index = await ShardedIndex.open(out);
+  // A deep re-score (k * kFactor = 3000: every row) is one shard search of 3000, not 3000 * kFactor.
+  const deep = await index.search(queries, k + 1, { nprobe: 16, kFactor: 300 });
+  t.same(Array.from(deep.ids), Array.from(ref.ids), 'kFactor 300 re-scores every row: brute force');
   await t.rejects(index.search(queries, k, { recall: 0.9 }), {
     code: 'BAD_INPUT',
     field: 'recall',

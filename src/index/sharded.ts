@@ -195,13 +195,15 @@ export class ShardedIndex {
     const d = { ...this.manifest.search, ...this.pointFor(options.recall) };
     const kFactor = options.kFactor ?? d.kFactor;
     const efSearch = options.efSearch ?? d.efSearch;
+    const rescore = this.#vectors !== undefined && options.refine !== false;
     const params: AnnSearchParams = {
       nprobe: options.nprobe ?? d.nprobe,
-      kFactor,
+      // When re-scoring from vectors.f16 the shards already return k * kFactor candidates: a factory's
+      // own refine stage would multiply them again (and k * kFactor^2 soon passes the native limit).
+      ...(rescore ? {} : { kFactor }),
       ...(efSearch === undefined ? {} : { efSearch }),
       ...(options.ids === undefined ? {} : { ids: options.ids }),
     };
-    const rescore = this.#vectors !== undefined && options.refine !== false;
     const fetch = rescore ? Math.max(k, Math.min(Math.ceil(k * kFactor), maxK())) : k;
     const nq = queries.length / this.dim;
     const parts = await Promise.all(this.#shards.map((s) => s.search(queries, fetch, params)));
