@@ -75,7 +75,7 @@ export async function buildIndex(
     const previous = store.getState<unknown>(STATE_KEY);
     let state = startState(previous, inputs, model, options, log);
     // --resume on a complete index (same inputs, model and options, checked above): nothing left but tuning.
-    if (finished) return await finishedBuild(out, state, options, started, log);
+    if (finished) return await finishedBuild(out, { state, store, options, started }, log);
     if (state.phase === 'ingest') {
       if (options.embeddings) {
         provided = await ProvidedEmbeddings.open(options.embeddings, options.inputs, model);
@@ -175,19 +175,22 @@ async function prepareOut(options: BuildOptions) {
   return { out, storeDir, workDir, finished: false };
 }
 
-/** The summary of a build that had already finished; tunes it if a kill came before the tuning did. */
+/**
+ * The summary of a build that had already finished. The steps after the manifest are redone where a kill
+ * may have cut them: tuning when it left no operating points, group tables (rewritten whole) always.
+ */
 async function finishedBuild(
   out: string,
-  state: BuildState,
-  options: BuildOptions,
-  started: number,
+  ctx: { state: BuildState; store: SentenceStore; options: BuildOptions; started: number },
   log: (line: string) => void,
 ): Promise<BuildSummary> {
+  const { state, options } = ctx;
   const manifest = await readManifest(out);
   log(
     `${out} already holds the finished index of these inputs (${manifest.ntotal} vectors): nothing to redo`,
   );
   const tuned = manifest.operatingPoints ? undefined : await tuneBuilt(out, manifest.factory, options, log);
+  await buildGroupTables(out, options.groupKeys, { quiet: options.quiet, store: ctx.store });
   const build = manifest.build as { plan?: { reason?: string }; trainMs?: number; fillMs?: number };
   return {
     counters: state.counters,
@@ -197,7 +200,7 @@ async function finishedBuild(
     reason: build.plan?.reason ?? '',
     trainMs: build.trainMs ?? 0,
     fillMs: build.fillMs ?? 0,
-    wallMs: Date.now() - started,
+    wallMs: Date.now() - ctx.started,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
     resumed: true,
     ...(tuned ? { tuned } : {}),
