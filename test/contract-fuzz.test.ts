@@ -1,9 +1,9 @@
 /**
  * Contract fuzzing, short: scripts/fuzz-api.sh (schemathesis against openapi.yaml and a live
  * `paramine serve`: no 5xx, every response's status, body and content type as documented) with a few
- * examples per operation, once without and once with an API key. Skipped, saying so, when schemathesis
- * is not installed in .venv-fuzz (`python3 -m venv .venv-fuzz && .venv-fuzz/bin/pip install
- * 'schemathesis>=4,<5'`); the full run is `bash scripts/fuzz-api.sh` (docs/reliability.md).
+ * examples per operation, once without and once with an API key. scripts/setup installs schemathesis
+ * (pinned) into .venv-fuzz; without it this file is skipped, saying so. The full run is
+ * `bash scripts/fuzz-api.sh` (docs/reliability.md).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
