@@ -98,6 +98,7 @@ async function dispatchRanges(
     .digest('hex')
     .slice(0, 16);
   const dispatched: Dispatched = { work, job, ranges };
+  const onPoll = o.onPoll;
   mkdirSync(layout.mineDir(work, job), { recursive: true });
   const { index: _name, ...rangeSpec } = spec;
   const jobs: StageJob[] = ranges.map((r, i) => ({
@@ -128,7 +129,7 @@ async function dispatchRanges(
         log,
         ...(o.pollMs ? { pollMs: o.pollMs } : {}),
         ...(o.stop ? { stop: o.stop } : {}),
-        ...(o.onPoll ? { onPoll: () => (o.onPoll as NonNullable<typeof o.onPoll>)(dispatched) } : {}),
+        ...(onPoll ? { onPoll: () => onPoll(dispatched) } : {}),
       },
       jobs,
     );
