@@ -146,11 +146,9 @@ async function drive(o: SoakOptions, url: string, pid: number, kinds: Kind[], te
   let nextRow = start + o.intervalS * 1000;
   let inFlight = 0;
   const pending = new Set<Promise<void>>();
-  for (let i = 0; performance.now() < end; i++) {
-    const due = start + (i * 1000) / o.rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    while (performance.now() >= nextRow) {
+  /** Closes every interval that has ended by `now` into a row. */
+  const flushRows = (now: number) => {
+    while (now >= nextRow) {
       const row = {
         t: Math.round((nextRow - start) / 1000),
         requests: bucket.lat.length,
@@ -167,6 +165,12 @@ async function drive(o: SoakOptions, url: string, pid: number, kinds: Kind[], te
       bucket = { lat: [], errors: 0 };
       nextRow += o.intervalS * 1000;
     }
+  };
+  for (let i = 0; performance.now() < end; i++) {
+    const due = start + (i * 1000) / o.rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    flushRows(performance.now());
     if (inFlight >= o.maxInFlight) {
       fail('client fell behind (max in flight)');
       continue;
@@ -195,6 +199,9 @@ async function drive(o: SoakOptions, url: string, pid: number, kinds: Kind[], te
   }
   stop.abort();
   await Promise.all([...pending, jobs.done]);
+  // The last interval ends with the run: close it even when the loop's final wake-up came late
+  // (the 1 ms absorbs rounding in nextRow's sums; no interval past the end is opened).
+  flushRows(end + 1);
   return { rows, errorKinds: Object.fromEntries(errorKinds), jobsDone: jobs.state.done };
 }
 
