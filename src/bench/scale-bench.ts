@@ -276,8 +276,10 @@ async function run(options: z.output<typeof schema>, log: Log) {
   save();
   if (o.pythonN > 0) {
     const subArgs = { ...base, limit: o.pythonN, factory: built.plan.factory };
-    results.subBuild ??= await step('build', subArgs);
-    results.subTruth ??= await step('truth', subArgs);
+    // --python-n equal to --n: the subset is the full build (same factory, sample and truth file).
+    const whole = o.pythonN === o.n;
+    results.subBuild ??= whole ? results.build : await step('build', subArgs);
+    results.subTruth ??= whole ? results.truth : await step('truth', subArgs);
     save();
     // Cached like the steps (delete "compare" from results.json to run it again).
     results.compare ??= await compare(

@@ -74,9 +74,23 @@ export function toHalf(values: Float32Array): Uint16Array {
 
 /** half bits -> float32, element-wise (exact). */
 export function fromHalf(halves: Uint16Array): Float32Array {
-  const t = halfTable();
   const out = new Float32Array(halves.length);
-  const bits = new Uint32Array(out.buffer);
-  for (let i = 0; i < halves.length; i++) bits[i] = t[halves[i]!]!;
+  fromHalfInto(halves, 0, out, 0, halves.length);
   return out;
+}
+
+/**
+ * `count` halves from `src[srcAt]` on, converted into `dst[dstAt]` on: no intermediate array, so a
+ * reader can scatter rows straight into place (a subarray per row costs more than converting it).
+ */
+export function fromHalfInto(
+  src: Uint16Array,
+  srcAt: number,
+  dst: Float32Array,
+  dstAt: number,
+  count: number,
+): void {
+  const t = halfTable();
+  const bits = new Uint32Array(dst.buffer, dst.byteOffset, dst.length);
+  for (let i = 0; i < count; i++) bits[dstAt + i] = t[src[srcAt + i]!]!;
 }

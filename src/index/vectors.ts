@@ -11,7 +11,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ParamineError } from '../errors.js';
-import { fromHalf } from './half.js';
+import { fromHalf, fromHalfInto } from './half.js';
 import { readManifest } from './manifest.js';
 
 /** Largest single read (the OS caps one read near 2 GiB). */
@@ -139,11 +139,9 @@ export class VectorFile {
         const rows = ids[order[to - 1]!]! - first + 1;
         const halves = new Uint16Array(rows * dim);
         await this.#readInto(fh, halves, first);
-        const floats = fromHalf(halves);
         for (let k = from; k < to; k++) {
           const at = order[k]!;
-          const row = ids[at]! - first;
-          out.set(floats.subarray(row * dim, (row + 1) * dim), at * dim);
+          fromHalfInto(halves, (ids[at]! - first) * dim, out, at * dim, dim);
         }
       }
     };
