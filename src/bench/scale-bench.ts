@@ -230,7 +230,8 @@ async function compare(o: Opts, plan: { factory: string }, sub: Record<string, u
       ours: { trainS: oursTrainS, fillS: oursFillS, stages: sub.stages },
       theirs: built,
       trainRatio: built.trainS / oursTrainS,
-      fillRatio: built.addS / oursFillS,
+      // Both sides' fill time includes writing the filled index to disk.
+      fillRatio: (built.addS + (built.stages.writeS ?? 0)) / oursFillS,
       search: rows,
     };
   } finally {
