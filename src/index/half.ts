@@ -75,22 +75,22 @@ export function toHalf(values: Float32Array): Uint16Array {
 /** half bits -> float32, element-wise (exact). */
 export function fromHalf(halves: Uint16Array): Float32Array {
   const out = new Float32Array(halves.length);
-  fromHalfInto(halves, 0, out, 0, halves.length);
+  fromHalfInto(halves, 0, new Uint32Array(out.buffer), 0, halves.length);
   return out;
 }
 
 /**
- * `count` halves from `src[srcAt]` on, converted into `dst[dstAt]` on: no intermediate array, so a
+ * `count` halves from `src[srcAt]` on, converted into `dstBits[dstAt]` on, where `dstBits` is a
+ * Uint32Array view of the float32 destination (made once by the caller): no intermediate array, so a
  * reader can scatter rows straight into place (a subarray per row costs more than converting it).
  */
 export function fromHalfInto(
   src: Uint16Array,
   srcAt: number,
-  dst: Float32Array,
+  dstBits: Uint32Array,
   dstAt: number,
   count: number,
 ): void {
   const t = halfTable();
-  const bits = new Uint32Array(dst.buffer, dst.byteOffset, dst.length);
-  for (let i = 0; i < count; i++) bits[dstAt + i] = t[src[srcAt + i]!]!;
+  for (let i = 0; i < count; i++) dstBits[dstAt + i] = t[src[srcAt + i]!]!;
 }

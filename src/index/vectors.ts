@@ -121,6 +121,7 @@ export class VectorFile {
     const dim = this.dim;
     const out = new Float32Array(ids.length * dim);
     if (ids.length === 0) return out;
+    const outBits = new Uint32Array(out.buffer); // float32 bit patterns, filled row by row
     // Sorted positions, cut into runs of nearby ids: one read per run.
     const order = Array.from(ids.keys()).sort((a, b) => ids[a]! - ids[b]!);
     const runs: Array<{ from: number; to: number }> = []; // [from, to) into `order`
@@ -141,7 +142,7 @@ export class VectorFile {
         await this.#readInto(fh, halves, first);
         for (let k = from; k < to; k++) {
           const at = order[k]!;
-          fromHalfInto(halves, (ids[at]! - first) * dim, out, at * dim, dim);
+          fromHalfInto(halves, (ids[at]! - first) * dim, outBits, at * dim, dim);
         }
       }
     };
