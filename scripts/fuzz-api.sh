@@ -25,8 +25,8 @@ PORT=${FUZZ_PORT:-18123}
 INDEX=${FUZZ_INDEX:-indexes/demo}
 WORKERS=${FUZZ_WORKERS:-1}
 VENV=$ROOT/.venv-fuzz
-# Flags below are schemathesis 4.x's (3.x spelled several of them differently).
-SCHEMATHESIS_SPEC='schemathesis==4.32.5'   # the version scripts/setup installs
+# Flags below are schemathesis 4.x's (3.x spelled several of them differently); the pin is in
+# scripts/requirements-fuzz.txt, shared with scripts/setup.
 
 log() { printf 'fuzz-api: %s\n' "$*" >&2; }
 
@@ -34,7 +34,7 @@ if [[ ! -x $VENV/bin/schemathesis ]]; then
   log "installing schemathesis into $VENV"
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --upgrade pip
-  "$VENV/bin/pip" install --quiet "$SCHEMATHESIS_SPEC"
+  "$VENV/bin/pip" install --quiet -r "$ROOT/scripts/requirements-fuzz.txt"
 fi
 log "$("$VENV/bin/schemathesis" --version)"
 
