@@ -17,6 +17,8 @@ import numpy as np
 
 MAX_POINTS_PER_CENTROID = 256
 SUBSAMPLE = 65536
+HNSW_EF_CONSTRUCTION = 200
+HNSW_ASSIGN_EF = 32
 
 
 def spread(items, m):
@@ -110,9 +112,16 @@ class Side:
         centroids = np.ascontiguousarray(np.vstack(cents), dtype="float32")
         stages["groupsS"] = time.perf_counter() - t
         t = time.perf_counter()
+        hnsw = faiss.downcast_index(ivf.quantizer)
+        hnsw = hnsw if isinstance(hnsw, faiss.IndexHNSW) else None
+        if hnsw is not None:  # the binding's settings (src/native/tree.h): graph breadth, assignment beam
+            hnsw.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
         ivf.quantizer.reset()
         ivf.quantizer.add(centroids)
         stages["quantizerS"] = time.perf_counter() - t
+        if hnsw is not None:
+            own = hnsw.hnsw.efSearch
+            hnsw.hnsw.efSearch = max(own, HNSW_ASSIGN_EF)
         t = time.perf_counter()
         ivf.train(coarse(sub))  # the quantizer is full: FAISS trains only the codebooks
         index.is_trained = True
@@ -124,6 +133,8 @@ class Side:
             e = min(n, s + 65536)
             index.add_with_ids(self.rows(np.arange(s, e)), np.arange(s, e, dtype="int64"))
         add_s = time.perf_counter() - t0
+        if hnsw is not None:
+            hnsw.hnsw.efSearch = own
         # paramine's fill time includes writing the shard: write this one too (then drop it).
         t = time.perf_counter()
         path = os.path.join(os.path.dirname(cfg["vectors"]), "python-build.faiss")
@@ -139,10 +150,12 @@ class Side:
     def single(self, nprobe, ef, k):
         params = faiss.SearchParametersIVF()
         params.nprobe = nprobe
-        if isinstance(faiss.downcast_index(faiss.extract_index_ivf(self.index).quantizer), faiss.IndexHNSW):
+        quantizer = faiss.downcast_index(faiss.extract_index_ivf(self.index).quantizer)
+        if isinstance(quantizer, faiss.IndexHNSW):
             hnsw = faiss.SearchParametersHNSW()
             hnsw.efSearch = max(ef, nprobe)
             params.quantizer_params = hnsw
+            quantizer.hnsw.efSearch = hnsw.efSearch  # FAISS 1.7.3 sizes the beam from the graph's field
         xq, nq = self.xq, self.xq.shape[0]
         got = np.empty((nq, k), dtype=np.int64)
         lat = []

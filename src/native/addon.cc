@@ -71,6 +71,7 @@ Napi::Value CreateIndex(const Napi::CallbackInfo& info) {
       index.release();
       index.reset(map);
     }
+    TuneNewHnswQuantizer(index.get());
     st->index = std::move(index);
   } catch (...) {
     ErrorInfo e = CurrentError();

@@ -1,6 +1,7 @@
 #include "search.h"
 
 #include "errors.h"
+#include "tree.h"
 
 #include <faiss/IndexHNSW.h>
 #include <faiss/IndexIDMap.h>
@@ -25,7 +26,7 @@ void ProbeGate::Enter(size_t* nprobeField, size_t want, int* efField, int wantEf
   if (!efField) wantEf = 0;
   cv_.wait(lock, [&] { return active_ == 0 || (current_ == want && currentEf_ == wantEf); });
   if (active_ == 0) {
-    *nprobeField = want;
+    if (nprobeField) *nprobeField = want;
     current_ = want;
     if (efField) *efField = wantEf;
     currentEf_ = wantEf;
@@ -47,9 +48,6 @@ struct GateGuard {
   }
   ~GateGuard() { gate.Leave(); }
 };
-
-// The HNSW graph over the IVF centroids (IVF{n}_HNSW{M}), or null for a flat coarse quantizer.
-faiss::IndexHNSW* HnswQuantizer(const faiss::IndexIVF* ivf) { return dynamic_cast<faiss::IndexHNSW*>(ivf->quantizer); }
 
 float WorstDistance(faiss::MetricType metric) {
   return metric == faiss::METRIC_INNER_PRODUCT ? -FLT_MAX : FLT_MAX;
@@ -147,7 +145,7 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
     const size_t want = std::min(fs->nlist, opts.nprobe > 0 ? opts.nprobe : fs->nprobe);
     faiss::IndexHNSW* hnsw = HnswQuantizer(fs);
     // The quantizer must return `want` lists: HNSW gives at most max(efSearch, k) results.
-    const int ef = hnsw ? std::max<int>(opts.efSearch > 0 ? opts.efSearch : hnsw->hnsw.efSearch, int(want)) : 0;
+    const int ef = hnsw ? std::max<int>(opts.efSearch > 0 ? opts.efSearch : st.quantizerEf, int(want)) : 0;
     GateGuard guard(st.probeGate, &const_cast<faiss::IndexIVFFastScan*>(fs)->nprobe, want,
                     hnsw ? &hnsw->hnsw.efSearch : nullptr, ef);
     fs->search(n, x, k, distances, labels);
@@ -157,11 +155,15 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
     faiss::SearchParametersIVF params;
     params.nprobe = std::min(ivf->nlist, opts.nprobe > 0 ? opts.nprobe : ivf->nprobe);
     params.sel = const_cast<faiss::IDSelector*>(opts.sel);
-    faiss::SearchParametersHNSW quantizerParams;
-    if (const faiss::IndexHNSW* hnsw = HnswQuantizer(ivf)) {
-      quantizerParams.efSearch =
-          std::max<int>(opts.efSearch > 0 ? opts.efSearch : hnsw->hnsw.efSearch, int(params.nprobe));
+    if (faiss::IndexHNSW* hnsw = HnswQuantizer(ivf)) {
+      faiss::SearchParametersHNSW quantizerParams;
+      quantizerParams.efSearch = std::max<int>(opts.efSearch > 0 ? opts.efSearch : st.quantizerEf, int(params.nprobe));
       params.quantizer_params = &quantizerParams;
+      // FAISS 1.7.3's HNSW::search sizes its beam from the graph's own efSearch, not the parameters' (which
+      // only bound its steps): without this, efSearch above the stored 16 or nprobe changed nothing.
+      GateGuard guard(st.probeGate, nullptr, 0, &hnsw->hnsw.efSearch, quantizerParams.efSearch);
+      ivf->search(n, x, k, distances, labels, &params);
+      return;
     }
     ivf->search(n, x, k, distances, labels, &params);
     return;

@@ -27,7 +27,8 @@ extern std::atomic<int> g_threads;
 // with other settings waits until the running ones finish, then sets the fields.
 class ProbeGate {
  public:
-  // efField may be null (no HNSW quantizer); wantEf is then ignored.
+  // nprobeField may be null (the IVF search takes nprobe as a parameter); efField may be null (no HNSW
+  // quantizer), wantEf is then ignored.
   void Enter(size_t* nprobeField, size_t want, int* efField, int wantEf);
   void Leave();
 
@@ -54,6 +55,9 @@ struct IndexState {
   int64_t nlist = -1;         // IVF list count, -1 when not IVF
   int coarseDim = 0;          // dimension the IVF layer works in (after an OPQ/PCA pre-transform), else dim
   bool hnswQuantizer = false; // IVF{n}_HNSW{M}: the coarse quantizer is an HNSW graph over the centroids
+  // The HNSW quantizer's own efSearch when created or loaded: the default of searches that name none.
+  // Searches overwrite the graph's field (FAISS 1.7.3 sizes its beam from it), so it is kept here.
+  int quantizerEf = 0;
   bool preTransform = false;  // an OPQ / PCA transform comes before the IVF layer
 
   // Mirrors of index fields so getters never wait for a lock held by a long add.

@@ -191,6 +191,7 @@ class TrainCodesWorker : public IndexWorker {
     if ((p && !ChainTrained(p)) || (r && !r->refine_index->is_trained)) {
       throw CodedError("INDEX_NOT_TRAINED", "trainCodes: train the input stages first (trainInputStages)");
     }
+    AssignmentEf assignment(st_->index.get(), st_->quantizerEf);
     ivf->train_residual(n_, x_.data);
     ivf->is_trained = true;
     PropagateTrained(st_->index.get());

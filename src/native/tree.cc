@@ -12,6 +12,7 @@
 #include <faiss/IndexRefine.h>
 #include <faiss/IndexScalarQuantizer.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <typeinfo>
 
@@ -24,6 +25,27 @@ const faiss::IndexIVF* FindIVF(const faiss::Index* index) {
   if (auto p = dynamic_cast<const faiss::IndexPreTransform*>(index)) return FindIVF(p->index);
   if (auto r = dynamic_cast<const faiss::IndexRefine*>(index)) return FindIVF(r->base_index);
   return nullptr;
+}
+
+faiss::IndexHNSW* HnswQuantizer(const faiss::IndexIVF* ivf) { return dynamic_cast<faiss::IndexHNSW*>(ivf->quantizer); }
+
+faiss::IndexHNSW* HnswQuantizerOf(faiss::Index* index) {
+  auto ivf = FindIVF(index);
+  return ivf ? HnswQuantizer(ivf) : nullptr;
+}
+
+void TuneNewHnswQuantizer(faiss::Index* index) {
+  if (auto hnsw = HnswQuantizerOf(index)) hnsw->hnsw.efConstruction = kQuantizerEfConstruction;
+}
+
+AssignmentEf::AssignmentEf(faiss::Index* index, int own) : hnsw_(HnswQuantizerOf(index)) {
+  if (!hnsw_) return;
+  saved_ = hnsw_->hnsw.efSearch;
+  hnsw_->hnsw.efSearch = std::max(own, kAssignEfSearch);
+}
+
+AssignmentEf::~AssignmentEf() {
+  if (hnsw_) hnsw_->hnsw.efSearch = saved_;
 }
 
 bool HasPreTransform(const faiss::Index* index) {

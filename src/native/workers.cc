@@ -114,6 +114,7 @@ class TrainWorker : public IndexWorker {
       throw CodedError("BAD_INPUT", "train: " + std::to_string(n_) + " training vectors for " +
                                         std::to_string(ivf->nlist) + " lists; need at least one per list");
     }
+    AssignmentEf assignment(st_->index.get(), st_->quantizerEf);
     st_->index->train(n_, x_.data);
     st_->Refresh();
   }
@@ -138,6 +139,7 @@ class AddWorker : public IndexWorker {
     // Checked here, not left to FAISS: a read-only add fails inside an OpenMP region and aborts the process.
     CheckWritable(*st_, "add");
     if (!st_->index->is_trained) throw CodedError("INDEX_NOT_TRAINED", "add: the index is not trained");
+    AssignmentEf assignment(st_->index.get(), st_->quantizerEf);
     if (n_ > 0) st_->index->add_with_ids(n_, x_.data, reinterpret_cast<const idx_t*>(ids_.data));
     st_->Refresh();
   }
@@ -251,6 +253,7 @@ class CloneWorker : public IndexWorker {
     copy->nlist = st_->nlist;
     copy->coarseDim = st_->coarseDim;
     copy->hnswQuantizer = st_->hnswQuantizer;
+    copy->quantizerEf = st_->quantizerEf;
     copy->preTransform = st_->preTransform;
     copy->Refresh();
     result_ = std::move(copy);
@@ -345,7 +348,9 @@ void FillShape(IndexState& st) {
   auto ivf = FindIVF(st.index.get());
   st.nlist = ivf ? static_cast<int64_t>(ivf->nlist) : -1;
   st.coarseDim = ivf ? static_cast<int>(ivf->d) : st.dim;
-  st.hnswQuantizer = ivf && dynamic_cast<const faiss::IndexHNSW*>(ivf->quantizer) != nullptr;
+  auto hnsw = ivf ? dynamic_cast<const faiss::IndexHNSW*>(ivf->quantizer) : nullptr;
+  st.hnswQuantizer = hnsw != nullptr;
+  st.quantizerEf = hnsw ? hnsw->hnsw.efSearch : 0;
   st.preTransform = HasPreTransform(st.index.get());
 }
 
