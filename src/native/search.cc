@@ -16,6 +16,7 @@
 #include <cmath>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,12 @@ struct GateGuard {
   }
   ~GateGuard() { gate.Leave(); }
 };
+
+// The HNSW quantizer's beam for a search: the query's efSearch, else the index's own, and never below the
+// number of lists wanted (HNSW returns at most max(efSearch, k) results).
+int QuantizerBeam(const IndexState& st, const SearchOptions& opts, size_t want) {
+  return std::max<int>(opts.efSearch > 0 ? opts.efSearch : st.quantizerEf, int(want));
+}
 
 float WorstDistance(faiss::MetricType metric) {
   return metric == faiss::METRIC_INNER_PRODUCT ? -FLT_MAX : FLT_MAX;
@@ -144,8 +151,7 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
     }
     const size_t want = std::min(fs->nlist, opts.nprobe > 0 ? opts.nprobe : fs->nprobe);
     faiss::IndexHNSW* hnsw = HnswQuantizer(fs);
-    // The quantizer must return `want` lists: HNSW gives at most max(efSearch, k) results.
-    const int ef = hnsw ? std::max<int>(opts.efSearch > 0 ? opts.efSearch : st.quantizerEf, int(want)) : 0;
+    const int ef = hnsw ? QuantizerBeam(st, opts, want) : 0;
     GateGuard guard(st.probeGate, &const_cast<faiss::IndexIVFFastScan*>(fs)->nprobe, want,
                     hnsw ? &hnsw->hnsw.efSearch : nullptr, ef);
     fs->search(n, x, k, distances, labels);
@@ -155,15 +161,14 @@ void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const f
     faiss::SearchParametersIVF params;
     params.nprobe = std::min(ivf->nlist, opts.nprobe > 0 ? opts.nprobe : ivf->nprobe);
     params.sel = const_cast<faiss::IDSelector*>(opts.sel);
+    faiss::SearchParametersHNSW quantizerParams;
+    std::optional<GateGuard> guard;
     if (faiss::IndexHNSW* hnsw = HnswQuantizer(ivf)) {
-      faiss::SearchParametersHNSW quantizerParams;
-      quantizerParams.efSearch = std::max<int>(opts.efSearch > 0 ? opts.efSearch : st.quantizerEf, int(params.nprobe));
+      quantizerParams.efSearch = QuantizerBeam(st, opts, params.nprobe);
       params.quantizer_params = &quantizerParams;
       // FAISS 1.7.3's HNSW::search sizes its beam from the graph's own efSearch, not the parameters' (which
       // only bound its steps): without this, efSearch above the stored 16 or nprobe changed nothing.
-      GateGuard guard(st.probeGate, nullptr, 0, &hnsw->hnsw.efSearch, quantizerParams.efSearch);
-      ivf->search(n, x, k, distances, labels, &params);
-      return;
+      guard.emplace(st.probeGate, nullptr, 0, &hnsw->hnsw.efSearch, quantizerParams.efSearch);
     }
     ivf->search(n, x, k, distances, labels, &params);
     return;

@@ -348,7 +348,7 @@ void FillShape(IndexState& st) {
   auto ivf = FindIVF(st.index.get());
   st.nlist = ivf ? static_cast<int64_t>(ivf->nlist) : -1;
   st.coarseDim = ivf ? static_cast<int>(ivf->d) : st.dim;
-  auto hnsw = ivf ? dynamic_cast<const faiss::IndexHNSW*>(ivf->quantizer) : nullptr;
+  const faiss::IndexHNSW* hnsw = ivf ? HnswQuantizer(ivf) : nullptr;
   st.hnswQuantizer = hnsw != nullptr;
   st.quantizerEf = hnsw ? hnsw->hnsw.efSearch : 0;
   st.preTransform = HasPreTransform(st.index.get());
