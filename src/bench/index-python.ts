@@ -17,15 +17,22 @@ export interface PythonBuild {
 
 export class PythonFaiss {
   readonly faissVersion: string;
+  /** faiss.get_compile_options() where the script reports it (e.g. "OPTIMIZE AVX2"). */
+  readonly simd: string | undefined;
   readonly #child: ChildProcessByStdio<Writable, Readable, null>;
   readonly #lines: AsyncIterator<string>;
   readonly #rl: Interface;
 
-  private constructor(child: ChildProcessByStdio<Writable, Readable, null>, rl: Interface, version: string) {
+  private constructor(
+    child: ChildProcessByStdio<Writable, Readable, null>,
+    rl: Interface,
+    hello: { faissVersion: string; simd?: string },
+  ) {
     this.#child = child;
     this.#rl = rl;
     this.#lines = rl[Symbol.asyncIterator]();
-    this.faissVersion = version;
+    this.faissVersion = hello.faissVersion;
+    this.simd = hello.simd;
   }
 
   /**
@@ -45,8 +52,8 @@ export class PythonFaiss {
     const rl = createInterface({ input: child.stdout });
     const first = await rl[Symbol.asyncIterator]().next();
     if (first.done) throw new Error('python3 exited before it was ready (is python3-faiss installed?)');
-    const hello = JSON.parse(first.value) as { ready: boolean; faissVersion: string };
-    return new PythonFaiss(child, rl, hello.faissVersion);
+    const hello = JSON.parse(first.value) as { ready: boolean; faissVersion: string; simd?: string };
+    return new PythonFaiss(child, rl, hello);
   }
 
   async request<T>(req: Record<string, unknown>): Promise<T> {

@@ -2,7 +2,8 @@
 as the binding (src/index/train.ts), built through Python FAISS on the same vectors.
 
 Started by src/bench/scale-bench.ts with the venv's python (pip faiss-cpu 1.7.3, the library version
-the binding links; FAISS_DISABLE_CPU_FEATURES=AVX2 loads its generic build, as Debian's is SSE-only).
+the binding links): its AVX2 build where the CPU has it, its generic one under FAISS_DISABLE_CPU_FEATURES=AVX2
+(`--python-simd generic`); the ready line says which loaded.
 One JSON request per stdin line, one JSON answer per stdout line, so the Node side alternates its timing
 passes with these. Not meant to be run by hand.
 """
@@ -169,7 +170,7 @@ class Side:
 
 def main():
     side = Side(json.loads(sys.argv[1]))
-    print(json.dumps({"ready": True, "faissVersion": faiss.__version__}), flush=True)
+    print(json.dumps({"ready": True, "faissVersion": faiss.__version__, "simd": faiss.get_compile_options()}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         cmd = req["cmd"]

@@ -7,7 +7,7 @@
  *   gen -> build (train, fill, write: time, peak RSS, disk) -> exact top 10 by streaming brute force ->
  *   single-query p50/p99 and recall@10 at each nprobe (the HNSW quantizer's efSearch = 2 x nprobe).
  * Then the same factory on the first `--python-n` vectors through this binding and through Python FAISS
- * (pip faiss-cpu 1.7.3 in .venv-faiss, generic build; scale-bench.py): build times, and single-query
+ * (pip faiss-cpu 1.7.3 in .venv-faiss, its AVX2 build unless --python-simd generic; scale-bench.py): build times, and single-query
  * timings on the one index file both sides load, alternating pass by pass (best pass kept).
  */
 import { spawn } from 'node:child_process';
@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { ShardedIndex } from '../index/index.js';
-import { faissVersion } from '../native/index.js';
+import { distanceKernels, faissVersion } from '../native/index.js';
 import { defineBenchmark, type Log, list } from './harness.js';
 import { PythonFaiss } from './index-python.js';
 
@@ -42,6 +42,7 @@ const schema = z.object({
     .pipe(z.array(z.number().min(1)).min(1)),
   pythonN: z.coerce.number().int().min(0),
   python: z.string().min(1),
+  pythonSimd: z.enum(['avx2', 'generic']),
   passes: z.coerce.number().int().min(1),
   factory: z.string().min(1).optional(),
 });
@@ -164,7 +165,7 @@ async function searchFull(o: Opts, indexDir: string, truthPath: string): Promise
 async function compare(o: Opts, plan: { factory: string }, sub: Record<string, unknown>, truthPath: string) {
   const env = {
     ...process.env,
-    FAISS_DISABLE_CPU_FEATURES: 'AVX2',
+    ...(o.pythonSimd === 'generic' ? { FAISS_DISABLE_CPU_FEATURES: 'AVX2' } : {}),
     OMP_WAIT_POLICY: 'PASSIVE',
     OPENBLAS_NUM_THREADS: '1',
   };
@@ -227,6 +228,8 @@ async function compare(o: Opts, plan: { factory: string }, sub: Record<string, u
     return {
       factory: plan.factory,
       faissPython: py.faissVersion,
+      pythonSimd: py.simd,
+      ourKernels: distanceKernels(),
       ours: { trainS: oursTrainS, fillS: oursFillS, stages: sub.stages },
       theirs: built,
       trainRatio: built.trainS / oursTrainS,
@@ -297,6 +300,8 @@ async function run(options: z.output<typeof schema>, log: Log) {
 type Compared =
   | {
       factory: string;
+      pythonSimd?: string;
+      ourKernels?: string;
       trainRatio: number;
       fillRatio: number;
       search: Array<{
@@ -320,7 +325,7 @@ function markdown(rows: readonly SearchRow[], compared: Compared): string {
   ];
   if (compared) {
     lines.push(
-      `Python FAISS on the subset (${compared.factory}): train ratio ${compared.trainRatio.toFixed(2)}, fill ratio ${compared.fillRatio.toFixed(2)} (theirs / ours time)`,
+      `Python FAISS (${compared.pythonSimd ?? 'build not reported'}; ours: ${compared.ourKernels ?? 'FAISS kernels'}) on the subset (${compared.factory}): train ratio ${compared.trainRatio.toFixed(2)}, fill ratio ${compared.fillRatio.toFixed(2)} (theirs / ours time)`,
       '',
       '| nprobe | recall ours / theirs | p50 ms ours / theirs | QPS ratio |',
       '|---:|---|---|---:|',
@@ -348,6 +353,11 @@ export const scale = defineBenchmark({
       .option('--kfactor <list>', 'candidates re-scored from vectors.f16 per hit, each searched', '8,32,64')
       .option('--python-n <n>', 'subset built and searched through Python FAISS too (0: none)', '1000000')
       .option('--python <path>', 'Python with faiss-cpu 1.7.3', '.venv-faiss/bin/python')
+      .option(
+        '--python-simd <build>',
+        "pip FAISS's build: avx2 (what pip loads on such CPUs) or generic",
+        'avx2',
+      )
       .option('--passes <n>', 'alternating search passes, best kept', '3')
       .option('--factory <f>', 'index factory (default: what auto picks for n)'),
   schema,

@@ -224,6 +224,7 @@ async function assignGroups(
     );
     const out = new Int32Array(o.sampleIds.length);
     const batch = Math.min(65_536, maxRows(o, o.dim));
+    o.onProgress?.({ stage: 'assign', done: 0, total: o.sampleIds.length });
     for (let s = 0; s < o.sampleIds.length; s += batch) {
       const ids = o.sampleIds.slice(s, s + batch);
       const { ids: nearest } = await flat.search(await coarseVectors(index, o, ids), 1);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "distance_kernels.h"
 #include "errors.h"
 #include "half_vectors.h"
 #include "index_object.h"
@@ -120,6 +121,16 @@ Napi::Value GetNumThreads(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// checkDistanceKernels(): { linked, maxRelError, nearestMismatches } (distance_kernels.h).
+Napi::Value CheckKernels(const Napi::CallbackInfo& info) {
+  const KernelCheck c = CheckDistanceKernels();
+  auto out = Napi::Object::New(info.Env());
+  out.Set("linked", Napi::Boolean::New(info.Env(), c.linked));
+  out.Set("maxRelError", Napi::Number::New(info.Env(), c.maxRelError));
+  out.Set("nearestMismatches", Napi::Number::New(info.Env(), c.nearestMismatches));
+  return out;
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Two threads unless told otherwise: the service shares small machines with the encoder and reranker.
   ApplyThreads(EnvInt("PARAMINE_FAISS_THREADS", std::min(2, omp_get_num_procs())),
@@ -135,6 +146,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("getNumThreads", Napi::Function::New(env, GetNumThreads, "getNumThreads"));
   exports.Set("MAX_K", Napi::Number::New(env, static_cast<double>(kMaxK)));
   exports.Set("MAX_BASE_K", Napi::Number::New(env, static_cast<double>(kMaxBaseK)));
+  exports.Set("distanceKernels", Napi::String::New(env, DistanceKernels()));
+  exports.Set("checkDistanceKernels", Napi::Function::New(env, CheckKernels, "checkDistanceKernels"));
   exports.Set("faissVersion", Napi::String::New(env, std::to_string(FAISS_VERSION_MAJOR) + "." +
                                                          std::to_string(FAISS_VERSION_MINOR) + "." +
                                                          std::to_string(FAISS_VERSION_PATCH)));

@@ -3,7 +3,14 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { type ErrorCode, ParamineError } from '../errors.js';
-import type { AnnSearchParams, KmeansOptions, Metric, SearchResult, ThreadCounts } from './types.js';
+import type {
+  AnnSearchParams,
+  KernelCheck,
+  KmeansOptions,
+  Metric,
+  SearchResult,
+  ThreadCounts,
+} from './types.js';
 
 export interface NativeIndex {
   readonly dim: number;
@@ -49,6 +56,8 @@ export interface NativeBinding {
   readonly MAX_K: number;
   readonly MAX_BASE_K: number;
   readonly faissVersion: string;
+  readonly distanceKernels: string;
+  checkDistanceKernels(): KernelCheck;
 }
 
 /** Codes the addon sets on its errors (see src/native/errors.h). */

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cfloat>
 #include <cmath>
@@ -17,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "distance_kernels.h"
 #include "errors.h"
 #include "instance.h"
 #include "workers.h"
@@ -28,29 +28,6 @@ HalfMapping::~HalfMapping() {
 }
 
 namespace {
-
-// float32 values of all 65,536 halves: one table lookup per element beats bit twiddling, and needs no F16C.
-const float* HalfTable() {
-  static std::array<float, 65536> table;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (uint32_t h = 0; h < 65536; h++) {
-      const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-      uint32_t bits;
-      if (exp == 0) {
-        float f = std::ldexp(static_cast<float>(mant), -24);  // zero or subnormal, exact
-        std::memcpy(&bits, &f, 4);
-        bits |= sign;
-      } else if (exp == 31) {
-        bits = sign | 0x7f800000u | (mant << 13);
-      } else {
-        bits = sign | ((exp + 112) << 23) | (mant << 13);
-      }
-      std::memcpy(&table[h], &bits, 4);
-    }
-  });
-  return table.data();
-}
 
 class OpenWorker : public IndexWorker {
  public:
@@ -128,7 +105,6 @@ class RescoreWorker : public IndexWorker {
     }
     distances_.resize(n_ * k_);
     labels_.resize(n_ * k_);
-    const float* table = HalfTable();
     const int dim = map_->dim;
     const auto* queries = static_cast<const float*>(q_.data);
     const float worst = ip_ ? -FLT_MAX : FLT_MAX;
@@ -146,16 +122,7 @@ class RescoreWorker : public IndexWorker {
             const int64_t id = cand[i * per_ + j];
             if (id < 0) continue;
             const uint16_t* row = map_->data + id * dim;
-            float s = 0;
-            if (ip_) {
-              for (int d = 0; d < dim; d++) s += q[d] * table[row[d]];
-            } else {
-              for (int d = 0; d < dim; d++) {
-                const float diff = q[d] - table[row[d]];
-                s += diff * diff;
-              }
-            }
-            scored.emplace_back(s, id);
+            scored.emplace_back(ip_ ? HalfInnerProduct(q, row, dim) : HalfL2sqr(q, row, dim), id);
           }
           // One id may come back from two shards only if a caller merged badly; keep the first.
           const size_t keep = std::min<size_t>(scored.size(), static_cast<size_t>(k_));

@@ -10,11 +10,18 @@
 
 import { ParamineError } from '../errors.js';
 import { load, type NativeBinding, type NativeIndex, toParamineError, wrap } from './addon.js';
-import type { AnnSearchParams, KmeansOptions, Metric, SearchResult, ThreadCounts } from './types.js';
+import type {
+  AnnSearchParams,
+  KernelCheck,
+  KmeansOptions,
+  Metric,
+  SearchResult,
+  ThreadCounts,
+} from './types.js';
 
 export { addonPath } from './addon.js';
 export { HalfVectors } from './half-vectors.js';
-export type { AnnSearchParams, KmeansOptions, Metric, SearchResult, ThreadCounts } from './types.js';
+export type * from './types.js';
 
 /** Whether the addon is built (tests and the CLI use it to explain what is missing). */
 export function addonAvailable(): boolean {
@@ -33,6 +40,19 @@ export function maxK(): number {
 
 export function faissVersion(): string {
   return load().faissVersion;
+}
+
+/** The float distance kernels FAISS runs on (src/native/distance_kernels.cc): "avx2-fma-f16c", "avx2-fma" or "portable". */
+export function distanceKernels(): string {
+  return load().distanceKernels;
+}
+
+/**
+ * Compares the kernels with FAISS's own scalar ones: `linked` (the library's callers reach ours), the largest
+ * relative difference, and how many nearest-centroid answers differ. For tests.
+ */
+export function checkDistanceKernels(): KernelCheck {
+  return load().checkDistanceKernels();
 }
 
 /**

@@ -37,6 +37,13 @@ export interface SearchResult {
   ids: BigInt64Array;
 }
 
+/** checkDistanceKernels(): the addon's SIMD kernels against FAISS's scalar reference loops. */
+export interface KernelCheck {
+  linked: boolean;
+  maxRelError: number;
+  nearestMismatches: number;
+}
+
 export interface ThreadCounts {
   /** OpenMP threads per FAISS operation. */
   omp: number;
