@@ -79,6 +79,14 @@ for (const dim of [8, 37, 45, 384]) {
       }
       t.pass(`${metric}: ${n} rows`);
     }
+    const picked = [3, 0, 3, n - 1];
+    const rowsBack = await hv.gather(BigInt64Array.from(picked, BigInt));
+    const expected = picked.flatMap((id) => Array.from(rows.subarray(id * dim, (id + 1) * dim)));
+    t.same(Array.from(rowsBack), expected, 'gather: the rows, converted exactly, in the order given');
+    await t.rejects(hv.gather(BigInt64Array.from([0n, BigInt(n)])), {
+      code: 'BAD_INPUT',
+      message: /ids\[1\]/,
+    });
     await hv.close();
   });
 }

@@ -42,6 +42,7 @@ export interface NativeHalfVectors {
   readonly count: number;
   readonly dim: number;
   rescore(queries: Float32Array, candidates: BigInt64Array, k: number, metric: Metric): Promise<SearchResult>;
+  gather(ids: BigInt64Array): Promise<Float32Array>;
   close(): Promise<void>;
 }
 

@@ -192,6 +192,15 @@ __attribute__((target("avx2,fma,f16c"))) float HalfL2sqrAvx2(const float* q, con
   return s;
 }
 
+__attribute__((target("avx2,f16c"))) void HalfToFloatF16c(const uint16_t* src, float* dst, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  }
+  const float* table = HalfTable();
+  for (; i < n; i++) dst[i] = table[src[i]];
+}
+
 float HalfInnerProductPortable(const float* q, const uint16_t* row, size_t d) {
   const float* table = HalfTable();
   float s = 0;
@@ -254,6 +263,12 @@ const char* DistanceKernels() { return kAvx2Fma ? (kF16c ? "avx2-fma-f16c" : "av
 
 float HalfInnerProduct(const float* q, const uint16_t* row, size_t d) {
   return kF16c ? HalfInnerProductAvx2(q, row, d) : HalfInnerProductPortable(q, row, d);
+}
+
+void HalfToFloat(const uint16_t* src, float* dst, size_t n) {
+  if (kF16c) return HalfToFloatF16c(src, dst, n);
+  const float* table = HalfTable();
+  for (size_t i = 0; i < n; i++) dst[i] = table[src[i]];
 }
 
 float HalfL2sqr(const float* q, const uint16_t* row, size_t d) {

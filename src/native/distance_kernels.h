@@ -22,4 +22,7 @@ KernelCheck CheckDistanceKernels();
 float HalfInnerProduct(const float* q, const uint16_t* row, size_t d);
 float HalfL2sqr(const float* q, const uint16_t* row, size_t d);
 
+// n IEEE half floats to float32 (exact).
+void HalfToFloat(const uint16_t* src, float* dst, size_t n);
+
 }  // namespace paramine

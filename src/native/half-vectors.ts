@@ -36,6 +36,11 @@ export class HalfVectors {
     return wrap(() => this.#native.rescore(queries, candidates, k, metric));
   }
 
+  /** Rows of `ids` (in range, repeats allowed) as ids.length x dim float32, read off the JS thread. */
+  gather(ids: BigInt64Array): Promise<Float32Array> {
+    return wrap(() => this.#native.gather(ids));
+  }
+
   close(): Promise<void> {
     return wrap(() => this.#native.close());
   }

@@ -25,6 +25,7 @@ namespace paramine {
 
 HalfMapping::~HalfMapping() {
   if (data) ::munmap(const_cast<uint16_t*>(data), bytes);
+  if (fd >= 0) ::close(fd);
 }
 
 namespace {
@@ -69,7 +70,7 @@ class OpenWorker : public IndexWorker {
       ::madvise(p, size, MADV_RANDOM);
       map->data = static_cast<const uint16_t*>(p);
     }
-    ::close(fd);  // the mapping keeps the file
+    map->fd = fd;
     result_ = std::move(map);
   }
 
@@ -166,12 +167,55 @@ class RescoreWorker : public IndexWorker {
   std::vector<int64_t> labels_;
 };
 
+// Rows of the given ids as float32, written straight into the caller's array (allocated on the JS thread).
+// Read with pread rather than through the map, so a build sampling rows from the whole file does not count
+// every touched page in its resident set (the page cache holds them either way).
+class GatherWorker : public IndexWorker {
+ public:
+  GatherWorker(Napi::Env env, std::shared_ptr<HalfMapping> map, Borrowed ids, Borrowed out)
+      : IndexWorker(env, nullptr), map_(std::move(map)), ids_(std::move(ids)), out_(std::move(out)) {}
+
+ private:
+  void Run() override {
+    const auto* ids = static_cast<const int64_t*>(ids_.data);
+    for (size_t i = 0; i < ids_.length; i++) {
+      if (ids[i] < 0 || ids[i] >= map_->count) {
+        throw CodedError("BAD_INPUT", "gather: ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                                          " is outside [0, " + std::to_string(map_->count) + ")");
+      }
+    }
+    const size_t dim = static_cast<size_t>(map_->dim);
+    const size_t rowBytes = dim * sizeof(uint16_t);
+    std::vector<uint16_t> row(dim);
+    float* out = const_cast<float*>(static_cast<const float*>(out_.data));
+    for (size_t i = 0; i < ids_.length; i++) {
+      auto* dst = reinterpret_cast<char*>(row.data());
+      const off_t at = static_cast<off_t>(ids[i]) * static_cast<off_t>(rowBytes);
+      for (size_t got = 0; got < rowBytes;) {
+        const ssize_t r = ::pread(map_->fd, dst + got, rowBytes - got, at + static_cast<off_t>(got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+          throw CodedError("BAD_FILE", map_->path + ": " + (r < 0 ? std::strerror(errno) : "ended early (truncated?)"));
+        }
+        got += static_cast<size_t>(r);
+      }
+      HalfToFloat(row.data(), out + i * dim, dim);
+    }
+  }
+
+  Napi::Value Result(Napi::Env env) override { return out_.ref.Value(); }
+
+  std::shared_ptr<HalfMapping> map_;
+  Borrowed ids_, out_;
+};
+
 }  // namespace
 
 Napi::Function HalfVectors::Define(Napi::Env env) {
   Napi::Function fn = DefineClass(env, "HalfVectors",
                                   {
                                       InstanceMethod<&HalfVectors::Rescore>("rescore"),
+                                      InstanceMethod<&HalfVectors::Gather>("gather"),
                                       InstanceMethod<&HalfVectors::Close>("close"),
                                       InstanceAccessor<&HalfVectors::GetCount>("count"),
                                       InstanceAccessor<&HalfVectors::GetDim>("dim"),
@@ -225,6 +269,20 @@ Napi::Value HalfVectors::Rescore(const Napi::CallbackInfo& info) {
   Borrowed qb{Napi::Persistent(info[0]), q.Data(), q.ElementLength()};
   Borrowed cb{Napi::Persistent(info[1]), c.Data(), c.ElementLength()};
   return QueueWorker<RescoreWorker>(env, map_, std::move(qb), std::move(cb), n, per, k, metric == "ip");
+}
+
+// gather(ids: BigInt64Array): Promise<Float32Array> of ids.length x dim, rows in the order given.
+Napi::Value HalfVectors::Gather(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!map_) return Rejected(env, "INDEX_CLOSED", "gather: the vectors file is closed");
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_bigint64_array) {
+    return Rejected(env, "BAD_INPUT", "gather: ids must be a BigInt64Array");
+  }
+  auto ids = info[0].As<Napi::BigInt64Array>();
+  auto out = Napi::Float32Array::New(env, ids.ElementLength() * static_cast<size_t>(map_->dim));
+  Borrowed ib{Napi::Persistent(info[0]), ids.Data(), ids.ElementLength()};
+  Borrowed ob{Napi::Persistent(Napi::Value(out)), out.Data(), out.ElementLength()};
+  return QueueWorker<GatherWorker>(env, map_, std::move(ib), std::move(ob));
 }
 
 Napi::Value HalfVectors::Close(const Napi::CallbackInfo& info) {

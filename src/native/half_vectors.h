@@ -3,6 +3,7 @@
 //
 //   openHalfVectors(path, dim): Promise<HalfVectors>
 //   halfVectors.rescore(queries, candidates, k, metric): Promise<{distances, ids}>
+//   halfVectors.gather(ids): Promise<Float32Array>   (rows as float32, read and converted off the JS thread)
 //   halfVectors.close(): Promise<void>   (the mapping goes when running rescores finish)
 #pragma once
 
@@ -18,6 +19,7 @@ namespace paramine {
 struct HalfMapping {
   const uint16_t* data = nullptr;
   size_t bytes = 0;
+  int fd = -1;  // kept open for gather: pread leaves nothing resident in the process (the map would)
   int dim = 0;
   int64_t count = 0;
   std::string path;
@@ -32,6 +34,7 @@ class HalfVectors : public Napi::ObjectWrap<HalfVectors> {
 
  private:
   Napi::Value Rescore(const Napi::CallbackInfo& info);
+  Napi::Value Gather(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value GetCount(const Napi::CallbackInfo& info);
   Napi::Value GetDim(const Napi::CallbackInfo& info);
