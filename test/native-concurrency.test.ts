@@ -8,7 +8,7 @@ const n = 40_000;
 const { corpus, queries } = clusteredDataset(n, 200, dim, { seed: 21 });
 const ids = denseIds(n);
 
-t.test('200 concurrent searches complete while the event loop stays responsive', async (t) => {
+t.test('600 concurrent searches complete while the event loop stays responsive', async (t) => {
   const index = createIndex('Flat', dim, 'ip');
   await index.add(corpus, ids);
   const one = (i: number) => queries.subarray(i * dim, (i + 1) * dim);
@@ -22,19 +22,23 @@ t.test('200 concurrent searches complete while the event loop stays responsive',
   const timer = setInterval(() => ticks++, 5);
   histogram.enable();
   const start = performance.now();
-  const results = await Promise.all(Array.from({ length: 200 }, (_, i) => index.search(one(i), 10)));
+  // Each query three times: with SIMD distance kernels 200 searches no longer add up to 250 ms.
+  const rounds = 3;
+  const results = await Promise.all(
+    Array.from({ length: 200 * rounds }, (_, i) => index.search(one(i % 200), 10)),
+  );
   const elapsed = performance.now() - start;
   histogram.disable();
   clearInterval(timer);
 
   results.forEach((r, i) => {
-    if (r.ids[0] !== expected[i]) t.fail(`search ${i}: ${r.ids[0]} instead of ${expected[i]}`);
+    if (r.ids[0] !== expected[i % 200]) t.fail(`search ${i}: ${r.ids[0]} instead of ${expected[i % 200]}`);
   });
-  t.equal(results.length, 200, 'all searches completed with the sequential answers');
+  t.equal(results.length, 200 * rounds, 'all searches completed with the sequential answers');
   const maxMs = histogram.max / 1e6;
   const p99Ms = histogram.percentile(99) / 1e6;
   t.comment(
-    `200 searches in ${elapsed.toFixed(0)} ms; loop delay p99 ${p99Ms.toFixed(1)} ms, max ${maxMs.toFixed(1)} ms`,
+    `${200 * rounds} searches in ${elapsed.toFixed(0)} ms; loop delay p99 ${p99Ms.toFixed(1)} ms, max ${maxMs.toFixed(1)} ms`,
   );
   // The searches take long enough together that running them on the loop would block it for >= 250 ms.
   t.ok(elapsed > 250, `the work is substantial (${elapsed.toFixed(0)} ms)`);
