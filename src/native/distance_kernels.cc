@@ -6,6 +6,9 @@
 // The build links a copy of libfaiss.a in which these six symbols are weak (binding.gyp, objcopy -W), so
 // the strong definitions below take their place for every caller inside the library. Each picks AVX2 + FMA
 // when the CPU has them, else a portable loop the compiler vectorizes with SSE2.
+#include "distance_kernels.h"
+
+#include <faiss/utils/distances.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -15,11 +18,6 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-
-#include "distance_kernels.h"
-
-#include <faiss/utils/distances.h>
-
 #include <vector>
 
 namespace faiss {
@@ -265,14 +263,14 @@ float HalfInnerProduct(const float* q, const uint16_t* row, size_t d) {
   return kF16c ? HalfInnerProductAvx2(q, row, d) : HalfInnerProductPortable(q, row, d);
 }
 
+float HalfL2sqr(const float* q, const uint16_t* row, size_t d) {
+  return kF16c ? HalfL2sqrAvx2(q, row, d) : HalfL2sqrPortable(q, row, d);
+}
+
 void HalfToFloat(const uint16_t* src, float* dst, size_t n) {
   if (kF16c) return HalfToFloatF16c(src, dst, n);
   const float* table = HalfTable();
   for (size_t i = 0; i < n; i++) dst[i] = table[src[i]];
-}
-
-float HalfL2sqr(const float* q, const uint16_t* row, size_t d) {
-  return kF16c ? HalfL2sqrAvx2(q, row, d) : HalfL2sqrPortable(q, row, d);
 }
 
 // fvec_norms_L2sqr lives in another object of the archive and calls fvec_norm_L2sqr through the PLT: if it
