@@ -7,8 +7,9 @@
  *   gen -> build (train, fill, write: time, peak RSS, disk) -> exact top 10 by streaming brute force ->
  *   single-query p50/p99 and recall@10 at each nprobe (the HNSW quantizer's efSearch = 2 x nprobe).
  * Then the same factory on the first `--python-n` vectors through this binding and through Python FAISS
- * (pip faiss-cpu 1.7.3 in .venv-faiss, its AVX2 build unless --python-simd generic; scale-bench.py): build times, and single-query
- * timings on the one index file both sides load, alternating pass by pass (best pass kept).
+ * (pip faiss-cpu 1.7.3 in .venv-faiss, its AVX2 build unless --python-simd generic; scale-bench.py): build
+ * times, and single-query timings on the one index file both sides load, alternating pass by pass (best
+ * pass kept).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
