@@ -42,8 +42,16 @@ const registrars: Record<string, () => Promise<{ register: (p: Command) => void 
   domain: () => import('./service/domain-command.js'),
   bench: () => import('./bench/command.js'),
   pairs: () => import('./bench/pairs-command.js'),
+  config: () => import('./cli/config-command.js'),
 };
-const named = registrars[process.argv[2] ?? ''];
+const first = process.argv[2];
+const named = registrars[first ?? ''];
+// Commander prints the program's usage and exits 0 for `paramine nosuch --help`: a typo must not pass as success.
+if (first !== undefined && !first.startsWith('-') && first !== 'help' && named === undefined) {
+  const known = Object.keys(registrars).join(', ');
+  process.stderr.write(`paramine: unknown command '${first}' (commands: ${known}; see paramine --help)\n`);
+  process.exit(2);
+}
 for (const load of named ? [named] : new Set(Object.values(registrars))) (await load()).register(program);
 
 try {

@@ -173,3 +173,39 @@ t.test('the batched scorer keeps the model calibration, labels and positive labe
     ]);
   }
 });
+
+t.test('admission by predicted wait: refused at once when the work ahead exceeds the budget', async (t) => {
+  const b = new Batcher<number, number>(
+    async (items) => {
+      await new Promise((r) => setTimeout(r, 50 * items.length)); // 20 items/s
+      return items;
+    },
+    { name: 'test', maxBatch: 2, maxWaitMs: 0, maxQueue: Number.POSITIVE_INFINITY, waitBudgetMs: 250 },
+  );
+  t.equal(b.predictedWaitMs(5), 0, 'no prediction before a batch has run');
+  await b.submit([0, 0]); // the rate is measured on this one
+  const running = b.submit([1, 2]); // in the model now: 100 ms of work ahead of the next
+  const admitted = b.submit([3, 4]); // 100 + 100 ms: inside the budget
+  const started = performance.now();
+  await t.rejects(b.submit([5, 6]), { code: 'OVERLOADED' }, '300 ms ahead: over the 250 ms budget');
+  t.ok(performance.now() - started < 20, 'the refusal did not wait');
+  t.same(await Promise.all([running, admitted]), [
+    [1, 2],
+    [3, 4],
+  ]);
+  t.same(await b.submit([7, 8]), [7, 8], 'admitted again once the queue drained');
+});
+
+t.test('batches are cut by padded cost (tokens), not only by count', async (t) => {
+  const calls: string[][] = [];
+  const b = new Batcher<string, number>(
+    async (items) => {
+      calls.push([...items]);
+      return items.map((s) => s.length);
+    },
+    { name: 'test', maxBatch: 64, maxWaitMs: 20, maxQueue: 100, cost: (s) => s.length, maxBatchCost: 10 },
+  );
+  const long = 'x'.repeat(10);
+  await Promise.all([b.submit(['aa']), b.submit(['bb']), b.submit([long]), b.submit(['cc'])]);
+  t.same(calls, [['aa', 'bb'], [long], ['cc']], 'the long text goes alone; short ones are not padded to it');
+});

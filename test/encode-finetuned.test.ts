@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { z } from 'zod';
 import { readPairs } from '../src/corpus/index.js';
+import { sha256File } from '../src/durable.js';
 import { Encoder } from '../src/encode/index.js';
-import { findOnnx, sha256File } from '../src/models/dir.js';
+import { findOnnx } from '../src/models/dir.js';
 import { sharedData } from './helpers/shared-data.js';
 
 const FT = 'models/paramine-minilm-paraphrase-ft-q';

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -121,7 +121,11 @@ t.test('the indexer keeps every embedding as vectors.f16, in id order', async (t
   const manifest = await readManifest(out);
   t.match(manifest.vectors, { file: 'vectors.f16', dtype: 'float16', count: n, dim, bytes: n * dim * 2 });
   t.equal(statSync(join(out, 'vectors.f16')).size, n * dim * 2);
-  t.notOk(existsSync(join(out, 'vectors.f16.tmp')), 'no temporary left');
+  t.same(
+    readdirSync(out).filter((f) => /\.tmp|\.partial/.test(f)),
+    [],
+    'no temporary left',
+  );
 
   const vectors = await VectorFile.open(out);
   if (!vectors) throw new Error('no vectors');
@@ -206,7 +210,11 @@ t.test('--vectors none keeps no embeddings', async (t) => {
   ]);
   t.ok(existsSync(join(out, 'manifest.json')), 'index built');
   t.notOk(existsSync(join(out, 'vectors.f16')), 'no vectors.f16');
-  t.notOk(existsSync(join(out, 'vectors.f16.tmp')), 'no temporary');
+  t.same(
+    readdirSync(out).filter((f) => /\.tmp|\.partial/.test(f)),
+    [],
+    'no temporary',
+  );
   t.equal((await readManifest(out)).vectors, undefined);
   t.equal(await VectorFile.open(out), undefined);
 

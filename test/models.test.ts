@@ -3,8 +3,9 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { sha256File } from '../src/durable.js';
 import { CATALOG, CatalogEntrySchema, catalogEntry, DEFAULT_ENCODER } from '../src/models/catalog.js';
-import { findOnnx, readModelDir, sha256File } from '../src/models/dir.js';
+import { findOnnx, readModelDir } from '../src/models/dir.js';
 import { fetchModel, verifyModelDir } from '../src/models/fetch.js';
 import { listModels } from '../src/models/list.js';
 import { TextTokenizer } from '../src/models/runtime.js';

@@ -40,6 +40,8 @@ def mine_negatives(enc: SentenceEncoder, positives: list[Pair], pool_pairs: list
     """
     import numpy as np
 
+    if not positives:  # e.g. --n-auto 0 (a teacher on the labeled data only)
+        return [], {"pool": 0, "positives": 0, "mined": 0, "no_candidate": 0}
     uf = UnionFind()
     for p in group_pairs:
         uf.union(norm_key(p.s1), norm_key(p.s2))

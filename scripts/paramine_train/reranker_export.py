@@ -39,6 +39,32 @@ def metrics(logits, labels, positive: int = 1) -> dict:
             "best_threshold_diagnostic": round(best[1], 4)}
 
 
+def at_threshold(prob, labels, t: float) -> dict:
+    """Binary metrics of the label cut `P(positive) >= t`."""
+    import numpy as np
+
+    labels = np.asarray(labels) == 1
+    pred = np.asarray(prob) >= t
+    tp, fp, fn = int((pred & labels).sum()), int((pred & ~labels).sum()), int((~pred & labels).sum())
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    return {"n": int(len(labels)), "accuracy": round(float((pred == labels).mean()), 4), "precision": round(prec, 4),
+            "recall": round(rec, 4), "f1": round(2 * prec * rec / (prec + rec) if prec + rec else 0.0, 4)}
+
+
+def choose_threshold(probs: dict, labels: dict) -> tuple[float, dict]:
+    """The label cut on P(paraphrase) with the best mean F1 over the validation sets (each set counts once,
+    whatever its size), searched on a 0.01 grid; ties go to the higher cut (fewer false positives)."""
+    import numpy as np
+
+    best_t, best_f = 0.5, -1.0
+    for t in np.round(np.arange(0.05, 0.96, 0.01), 2):
+        f = float(np.mean([at_threshold(probs[v], labels[v], t)["f1"] for v in probs]))
+        if f >= best_f:
+            best_t, best_f = float(t), f
+    return best_t, {v: at_threshold(probs[v], labels[v], best_t) for v in probs}
+
+
 def evaluate_torch(args, metric=metrics):
     """The callable the training loop uses for its interim evaluations."""
     def run(model, tok, pairs):
@@ -79,7 +105,7 @@ def paramine_block(id2label: dict, scheme: str) -> dict:
     return {"label_scheme": scheme, "positive_labels": positive}
 
 
-def write_model_dir(args, ck: Path, out: Path, graph: Path, scheme: str):
+def write_model_dir(args, ck: Path, out: Path, graph: Path, scheme: str, threshold: float | None = None):
     """model.onnx, the tokenizer files (truncating where training did) and config.json with the paramine block."""
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob("*.onnx"):
@@ -97,6 +123,8 @@ def write_model_dir(args, ck: Path, out: Path, graph: Path, scheme: str):
     cfg["id2label"] = id2label
     cfg["label2id"] = {v: int(k) for k, v in id2label.items()}
     cfg["paramine"] = paramine_block(id2label, scheme)
+    if threshold is not None:
+        cfg["paramine"]["threshold"] = threshold
     if "calibration" in old.get("paramine", {}) and args.stage != "all":
         cfg["paramine"]["calibration"] = old["paramine"]["calibration"]  # kept until the calibrate stage redoes it
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
@@ -123,12 +151,19 @@ def export(args, work: Path, out: Path, val: dict, metric, scheme: str = "binary
     holds = all(results["onnx-fp32"][v]["f1"] - results[f"onnx-{best}"][v]["f1"] <= args.int8_tolerance for v in val)
     committed = variants[best] if holds else fp32
     log(f"int8 variant {best} {'holds' if holds else 'does NOT hold'} accuracy; {committed.name} becomes model.onnx")
-    write_model_dir(args, ck, out, committed, scheme)
+    threshold, at = None, None
+    if scheme == "binary":  # the label cut, chosen on val for F1 with the graph that is committed
+        probs = {v: softmax(predict_onnx(committed, tok, pairs, args.max_len, args.threads)[0])[:, 1]
+                 for v, pairs in val.items()}
+        threshold, at = choose_threshold(probs, {v: [p.label for p in pairs] for v, pairs in val.items()})
+        log(f"label threshold {threshold} (best mean F1 over {list(val)}): {at}")
+    write_model_dir(args, ck, out, committed, scheme, threshold)
     files = {"model.onnx": file_info(out / "model.onnx", variant=best if holds else "fp32", committed=True),
              "model-fp32.onnx": file_info(fp32, variant="fp32", committed=False, where=rel(fp32))}
     for name, path in variants.items():
         files[f"model-{name}.onnx"] = file_info(path, variant=name, committed=path == committed)
-    report = {"results": results, "onnx_parity_max_abs_logit_diff": parity,
+    report = {"parameters": int(model.num_parameters()), "results": results, "onnx_parity_max_abs_logit_diff": parity, "threshold": threshold,
+              "at_threshold": at,
               "committed_variant": best if holds else "fp32", "graph": graph_info(out / "model.onnx"),
               "files": files, "data": json.loads((work / "data_stats.json").read_text()),
               "training": json.loads((work / "train_info.json").read_text()), "versions": library_versions()}

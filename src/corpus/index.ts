@@ -1,4 +1,12 @@
-export { assertReadable, type FileFormat, formatOf, openText, readError } from './open.js';
+export {
+  assertReadable,
+  CORPUS_FORMATS,
+  type CorpusFormat,
+  type FileFormat,
+  formatOf,
+  openText,
+  readError,
+} from './open.js';
 export { LABEL_COLUMNS, type LabeledPair, readPairs, TEXT_COLUMNS } from './pairs.js';
 export {
   type BadRecord,

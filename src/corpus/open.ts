@@ -7,9 +7,13 @@ import { createGunzip } from 'node:zlib';
 import { ParamineError } from '../errors.js';
 
 export type FileFormat = 'txt' | 'jsonl' | 'json' | 'tsv' | 'csv' | 'src';
+/** The corpus formats, for `--format` where a file's extension does not say (ParaSCI's .src/.tgt are text). */
+export const CORPUS_FORMATS = ['txt', 'jsonl', 'tsv', 'csv'] as const;
+export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
 
-/** Format from the name, `.gz` ignored: corpus.jsonl.gz -> jsonl. */
-export function formatOf(path: string): FileFormat | undefined {
+/** Format from the name, `.gz` ignored: corpus.jsonl.gz -> jsonl; `given` (a --format) wins. */
+export function formatOf(path: string, given?: FileFormat): FileFormat | undefined {
+  if (given !== undefined) return given;
   const name = basename(path).toLowerCase().replace(/\.gz$/, '');
   const ext = name.slice(name.lastIndexOf('.') + 1);
   if (ext === 'ndjson') return 'jsonl';

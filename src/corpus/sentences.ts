@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
-import { formatOf, openText, readError } from './open.js';
+import { type CorpusFormat, formatOf, openText, readError } from './open.js';
 
 export interface CorpusRecord {
   /** Index of the file in the input list, and 1-based record number within it. */
@@ -35,6 +35,8 @@ export interface ReadOptions {
   onBadRecord?: 'fail' | 'skip';
   /** Updated as files are read: bytes of the input files consumed so far (for progress and ETA). */
   stats?: { bytesRead: number };
+  /** Every file's format, whatever its extension (`--format`); default: from the extension. */
+  format?: CorpusFormat | undefined;
 }
 
 const jsonLine = z.looseObject({ text: z.string() });
@@ -52,11 +54,11 @@ export async function* readSentences(
       continue;
     }
     const skipThrough = options.after?.fileIndex === fileIndex ? options.after.record : 0;
-    const format = formatOf(path);
+    const format = formatOf(path, options.format);
     if (format !== 'txt' && format !== 'jsonl' && format !== 'tsv' && format !== 'csv') {
       throw new ParamineError(
         'BAD_FILE',
-        `${path}: unknown corpus format; use .txt, .jsonl, .tsv or .csv (optionally .gz)`,
+        `${path}: unknown corpus format; use .txt, .jsonl, .tsv or .csv (optionally .gz), or name it with --format`,
         { field: 'input' },
       );
     }
@@ -93,8 +95,9 @@ export async function* readSentenceRange(
   fileIndex: number,
   range: LineRange,
   onBadRecord: 'fail' | 'skip' = 'fail',
+  given?: CorpusFormat,
 ): AsyncGenerator<CorpusRecord | BadRecord> {
-  const format = formatOf(path);
+  const format = formatOf(path, given);
   if (format !== 'txt' && format !== 'jsonl') {
     throw new ParamineError('BAD_FILE', `${path}: only plain .txt and .jsonl files are read by byte range`);
   }

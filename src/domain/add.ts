@@ -9,8 +9,9 @@
  * only then does domains.json list it.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { readManifest, VectorFile } from '../index/index.js';
 import { createProgress, type ProgressOptions } from '../progress.js';
@@ -98,9 +99,7 @@ async function readProgress(dir: string): Promise<ProgressRecord | undefined> {
 }
 
 async function writeProgress(dir: string, p: ProgressRecord): Promise<void> {
-  const path = join(dir, PROGRESS_FILE);
-  await writeFile(`${path}.tmp`, JSON.stringify(p));
-  await rename(`${path}.tmp`, path);
+  await writeFileAtomic(join(dir, PROGRESS_FILE), JSON.stringify(p));
 }
 
 export async function addDomain(input: AddDomainOptions): Promise<AddDomainResult> {

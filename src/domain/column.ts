@@ -4,7 +4,8 @@
  * shares the pages between processes); without the native addon it is read into memory instead.
  * ColumnWriter fills a column in place and renames it into its final name when complete.
  */
-import { open as openFile, readFile, rename, stat } from 'node:fs/promises';
+import { open as openFile, readFile, stat } from 'node:fs/promises';
+import { publishFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { mapFile } from '../native/index.js';
 
@@ -104,9 +105,8 @@ export class ColumnWriter {
   }
 
   async finish(): Promise<void> {
-    await this.fh.datasync();
     await this.fh.close();
-    await rename(this.partial, this.path);
+    await publishFile(this.partial, this.path);
   }
 
   async close(): Promise<void> {

@@ -4,9 +4,10 @@
  * and the combined-mode weights once `paramine domain fit` ran. Written whole to a temp name and
  * renamed; one writer at a time (the CLI), readers see the old or the new file.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import type { Manifest } from '../index/index.js';
 
@@ -134,9 +135,7 @@ export async function readDomains(indexDir: string): Promise<Record<string, Doma
 export async function writeDomains(indexDir: string, domains: Record<string, DomainEntry>): Promise<void> {
   const path = join(indexDir, DOMAINS_FILE);
   const body: DomainsFile = { format: 'paramine-domains', version: 1, domains };
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, `${JSON.stringify(domainsFileSchema.parse(body), null, 2)}\n`);
-  await rename(tmp, path);
+  await writeFileAtomic(path, `${JSON.stringify(domainsFileSchema.parse(body), null, 2)}\n`);
 }
 
 /** Adds or replaces one entry (read-modify-write of the whole file). */

@@ -10,9 +10,9 @@
  * `paramine serve --verify full` reads every byte.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { sha256File } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import type { Manifest } from './manifest.js';
 
@@ -27,13 +27,6 @@ export interface FileDigest {
   sha256: string;
   bytes: number;
   sampleSha256: string;
-}
-
-/** The sha256 of a file, streamed (hex). */
-export async function fileSha256(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 /** The sha256 of the size and of BLOCKS evenly spaced blocks (the whole file when it is that small). */
@@ -56,7 +49,7 @@ export async function sampleSha256(path: string, bytes: number): Promise<string>
 
 export async function fileDigest(path: string): Promise<FileDigest> {
   const { size } = await stat(path);
-  return { sha256: await fileSha256(path), bytes: size, sampleSha256: await sampleSha256(path, size) };
+  return { sha256: await sha256File(path), bytes: size, sampleSha256: await sampleSha256(path, size) };
 }
 
 type Checked = {
@@ -91,7 +84,7 @@ async function verifyFile(dir: string, f: Checked, full: boolean): Promise<void>
   // Indexes written before sampled checksums carry the full one only: check that.
   if (full || f.sampleSha256 === undefined) {
     if (f.sha256 === undefined) return;
-    const actual = await fileSha256(path);
+    const actual = await sha256File(path);
     if (actual !== f.sha256)
       throw bad(path, f.file, `sha256 ${actual.slice(0, 12)}…, manifest says ${f.sha256.slice(0, 12)}…`);
     return;

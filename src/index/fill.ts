@@ -12,7 +12,7 @@
  * batches; mergePieces holds the shard and one piece at a time. fillShards runs at most `jobs` pieces at
  * once, so a build's peak is jobs x one shard's working set, not the collection.
  */
-import { rename } from 'node:fs/promises';
+import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { type FaissIndex, readIndex } from '../native/index.js';
 import type { VectorSource } from './source.js';
@@ -71,9 +71,7 @@ export async function fillPiece(o: FillOptions): Promise<FaissIndex> {
 
 /** Writes an index durably under `path` (temporary name, then rename). */
 export async function writeIndexFile(index: FaissIndex, path: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  await index.write(tmp);
-  await rename(tmp, path);
+  await replaceFile(path, (tmp) => index.write(tmp));
 }
 
 /**

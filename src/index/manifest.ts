@@ -1,7 +1,8 @@
 /** manifest.json of an index directory: what was built, with which model, in which shard files. */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
 
 export const MANIFEST_FILE = 'manifest.json';
@@ -187,11 +188,9 @@ export async function readManifest(dir: string): Promise<Manifest> {
   return m;
 }
 
-/** Written last and atomically (temp file + rename): a directory with a manifest is a complete index. */
+/** Written last and atomically (durable.ts): a directory with a manifest is a complete index. */
 export async function writeManifest(dir: string, manifest: Manifest): Promise<void> {
   const checked = ManifestSchema.parse(manifest);
   const path = join(dir, MANIFEST_FILE);
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, `${JSON.stringify(checked, null, 2)}\n`);
-  await rename(tmp, path);
+  await writeFileAtomic(path, `${JSON.stringify(checked, null, 2)}\n`);
 }

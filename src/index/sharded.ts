@@ -2,9 +2,10 @@
  * An index directory: manifest.json plus shard-NNN.faiss files that share one trained coarse quantizer and
  * codebook. Queries fan out to every shard at once and the per-shard top-k lists are merged.
  */
-import { mkdir, rename, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
+import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
   type AnnSearchParams,
@@ -266,10 +267,7 @@ export async function writeShardedIndex(
   const files = shards.map((_, i) => shardFileName(i));
   await Promise.all(
     shards.map(async (shard, i) => {
-      const path = join(dir, files[i]!);
-      const tmp = `${path}.tmp-${process.pid}`;
-      await shard.write(tmp);
-      await rename(tmp, path);
+      await replaceFile(join(dir, files[i]!), (tmp) => shard.write(tmp));
     }),
   );
   const written = shards.map((s, i) => ({ file: files[i]!, count: s.ntotal }));

@@ -1,5 +1,6 @@
 /** `paramine index`: CLI front end of the offline build. */
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
+import { CORPUS_FORMATS } from '../corpus/index.js';
 import { DEFAULT_ENCODER } from '../models/catalog.js';
 import { formatDuration } from '../progress.js';
 import { parseGroupKeySpec } from '../store/index.js';
@@ -18,6 +19,11 @@ export function indexCommand(program: Command): Command {
     .description('build a sharded FAISS index and LMDB sentence store from corpus files (resumable)')
     .requiredOption('--input <files...>', 'corpus files: .txt, .jsonl, .tsv/.csv with a text column; .gz too')
     .requiredOption('--out <dir>', 'index directory to create (e.g. indexes/NAME)')
+    .addOption(
+      new Option('--format <format>', "every input's format, where its extension does not say it").choices(
+        CORPUS_FORMATS,
+      ),
+    )
     .option('--model <name|dir>', 'sentence encoder', DEFAULT_ENCODER)
     .option(
       '--factory <str>',

@@ -122,6 +122,7 @@ async function* readChunks(
   const reader = readSentences(options.inputs, {
     ...(fresh ? {} : { after: state.cursor }),
     onBadRecord: options.onBadRecord,
+    format: options.format,
     stats,
   });
   let unsaved = false;

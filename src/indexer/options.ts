@@ -1,6 +1,7 @@
 /** Build options of `paramine index`, validated once at the boundary. */
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { CORPUS_FORMATS } from '../corpus/index.js';
 import { groupKeySpecSchema } from '../store/index.js';
 
 const UNITS: Record<string, number> = {
@@ -36,6 +37,8 @@ const bytes = z.union([z.number(), z.string()]).transform((input, ctx) => {
 
 export const buildOptionsSchema = z.object({
   inputs: z.array(z.string().min(1)).min(1, 'give at least one --input file'),
+  /** Every input's format where the extension does not say it (e.g. ParaSCI's .src/.tgt: txt). */
+  format: z.enum(CORPUS_FORMATS).optional(),
   out: z.string().min(1),
   model: z.string().min(1),
   factory: z.string().min(1).default('auto'),

@@ -13,6 +13,7 @@
 import { existsSync } from 'node:fs';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fsyncDir, replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
   chooseFactory,
@@ -249,7 +250,7 @@ export async function finish(
   } else {
     await rm(target, { force: true });
   }
-  await syncDir(out);
+  await fsyncDir(out);
   await writeIndexManifest(
     out,
     {
@@ -277,34 +278,20 @@ export async function finish(
 
 /** Concatenates the spill chunks (half floats; legacy float32 ones converted) into one file, durably. */
 async function assemble(workDir: string, state: BuildState, dim: number, perChunk: number, path: string) {
-  const tmp = `${path}.partial`;
-  const fh: FileHandle = await open(tmp, 'w');
-  try {
-    for (let c = 0; c < state.chunks; c++) {
-      const halves = await readChunkHalves(workDir, c, dim);
-      const bytes = new Uint8Array(halves.buffer, halves.byteOffset, halves.byteLength);
-      let off = 0;
-      const at = c * perChunk * dim * 2;
-      while (off < bytes.length)
-        off += (await fh.write(bytes, off, bytes.length - off, at + off)).bytesWritten;
+  await replaceFile(path, async (tmp) => {
+    const fh: FileHandle = await open(tmp, 'w');
+    try {
+      for (let c = 0; c < state.chunks; c++) {
+        const halves = await readChunkHalves(workDir, c, dim);
+        const bytes = new Uint8Array(halves.buffer, halves.byteOffset, halves.byteLength);
+        let off = 0;
+        const at = c * perChunk * dim * 2;
+        while (off < bytes.length)
+          off += (await fh.write(bytes, off, bytes.length - off, at + off)).bytesWritten;
+      }
+      await fh.truncate(state.nextId * dim * 2);
+    } finally {
+      await fh.close();
     }
-    await fh.truncate(state.nextId * dim * 2);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, path);
-}
-
-/** Makes a rename in `dir` durable (best effort: some platforms cannot open a directory). */
-async function syncDir(dir: string): Promise<void> {
-  let fh: FileHandle | undefined;
-  try {
-    fh = await open(dir, 'r');
-    await fh.sync();
-  } catch {
-    // The rename itself happened; only its durability across a power cut is not guaranteed.
-  } finally {
-    await fh?.close().catch(() => {});
-  }
+  });
 }

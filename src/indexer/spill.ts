@@ -8,18 +8,10 @@
  * Builds started before spills were half floats left emb-NNNNNNNN.f32 files: they are read (and
  * converted) on resume the same way.
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomicSync } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { fromHalf, toHalf } from '../index/index.js';
 
@@ -29,19 +21,11 @@ export function chunkPath(workDir: string, n: number, ext: 'f16' | 'f32' = 'f16'
 
 /** Writes durably: data reaches the disk under a temporary name, then the rename publishes it. */
 export function writeChunk(workDir: string, n: number, vectors: Float32Array): void {
-  const path = chunkPath(workDir, n);
-  const tmp = `${path}.tmp`;
   const halves = toHalf(vectors);
-  const fd = openSync(tmp, 'w');
-  try {
-    const bytes = new Uint8Array(halves.buffer, halves.byteOffset, halves.byteLength);
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
+  writeFileAtomicSync(
+    chunkPath(workDir, n),
+    new Uint8Array(halves.buffer, halves.byteOffset, halves.byteLength),
+  );
 }
 
 /** Chunk n as half-float bits (a legacy float32 chunk is converted). */
@@ -88,7 +72,7 @@ export async function readChunk(workDir: string, n: number, dim: number): Promis
 export function dropUncommitted(workDir: string, keep: number): number {
   let dropped = 0;
   for (const name of readdirSync(workDir)) {
-    const m = /^emb-(\d{8})\.f(?:16|32)(\.tmp)?$/.exec(name);
+    const m = /^emb-(\d{8})\.f(?:16|32)(\.tmp(?:-\d+)?)?$/.exec(name);
     if (m && (m[2] !== undefined || Number(m[1]) >= keep)) {
       rmSync(join(workDir, name), { force: true });
       dropped++;
@@ -100,6 +84,6 @@ export function dropUncommitted(workDir: string, keep: number): number {
 /** Removes every chunk file (after assembly, unless the user keeps them). */
 export function dropChunks(workDir: string): void {
   for (const name of readdirSync(workDir)) {
-    if (/^emb-\d{8}\.f(?:16|32)(\.tmp)?$/.test(name)) rmSync(join(workDir, name), { force: true });
+    if (/^emb-\d{8}\.f(?:16|32)(\.tmp(?:-\d+)?)?$/.test(name)) rmSync(join(workDir, name), { force: true });
   }
 }

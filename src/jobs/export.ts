@@ -8,11 +8,12 @@
  * pair's groups and time and assigns splits, the second writes; memory holds a few numbers a pair.
  */
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdirSync, renameSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ParquetWriter, SchemaElement } from 'hyparquet-writer';
 import { z } from 'zod';
+import { publishFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { groupValuesOf } from '../store/index.js';
 import { assignSplits, type PairFacts, type SplitPlan } from './splits.js';
@@ -385,7 +386,7 @@ class SplitSink {
       await this.flush();
       await this.parquet.finish();
     }
-    for (const [tmp, path] of this.files) renameSync(tmp, path);
+    for (const [tmp, path] of this.files) await publishFile(tmp, path);
     return this.files.map(([, path]) => path);
   }
 }

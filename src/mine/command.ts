@@ -6,10 +6,10 @@
 
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { rename } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
   type JobManager,
@@ -319,12 +319,12 @@ async function startOrResume(
   return existing;
 }
 
-/** Writes under a temporary name and renames, so the output is either whole or absent. */
+/** Writes durably under a temporary name and renames, so the output is either whole or absent. */
 async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
-  const tmp = `${path}.tmp`;
-  const out = createWriteStream(tmp);
-  for (const line of lines) if (!out.write(line)) await once(out, 'drain');
-  out.end();
-  await once(out, 'finish');
-  await rename(tmp, path);
+  await replaceFile(path, async (tmp) => {
+    const out = createWriteStream(tmp);
+    for (const line of lines) if (!out.write(line)) await once(out, 'drain');
+    out.end();
+    await once(out, 'finish');
+  });
 }

@@ -1,10 +1,3 @@
-/**
- * Reading a model directory in the Hugging Face layout, shared by the encoder and the cross-encoder:
- * config.json, tokenizer.json (+ tokenizer_config.json), the ONNX graph (`model.onnx` or `onnx/model*.onnx`),
- * and for sentence-transformers models 1_Pooling/config.json and sentence_bert_config.json.
- */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
@@ -20,6 +13,11 @@ export const ConfigSchema = z.looseObject({
     .looseObject({
       label_scheme: z.enum(['binary', 'turku']).optional(),
       positive_labels: z.array(z.string().min(1)).min(1).optional(),
+      /**
+       * The label cut on P(paraphrase) chosen on validation data for F1 (train_reranker.py's export stage, or
+       * `paramine labels threshold` from an index's annotations); absent: the arg-max label (0.5 for binary).
+       */
+      threshold: z.number().gt(0).lt(1).optional(),
       /** Rerank calibration with the bi-encoder's cosine (scripts/paramine_train/calibrate.py). */
       calibration: z
         .looseObject({
@@ -27,6 +25,8 @@ export const ConfigSchema = z.looseObject({
           w_cosine: z.number(),
           bias: z.number(),
           encoder: z.string().optional(),
+          /** The label cut on the calibrated probability (absent: 0.5). */
+          threshold: z.number().gt(0).lt(1).optional(),
         })
         .optional(),
     })
@@ -268,11 +268,4 @@ export function labelsOf(md: ModelDir): string[] {
   return Object.entries(id2label)
     .sort(([a], [b]) => Number(a) - Number(b))
     .map(([, l]) => l);
-}
-
-/** Streaming sha256 of a file (ONNX graphs are ~100 MB; never held twice in memory). */
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }

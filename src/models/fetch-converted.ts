@@ -13,9 +13,9 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import yauzl from 'yauzl';
 import { z } from 'zod';
+import { sha256File } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import type { ConvertedEntry } from './converted.js';
-import { sha256File } from './dir.js';
 import { type FetchOptions, type FetchOutcome, fetchJar } from './fetch.js';
 
 const CONVERT_SCRIPT = fileURLToPath(new URL('../../scripts/convert_models.py', import.meta.url));

@@ -13,9 +13,9 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from '
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
+import { sha256File } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import type { CatalogEntry } from './catalog.js';
-import { sha256File } from './dir.js';
 
 /** Pinned so the fetch does not depend on whichever plugin version the local Maven would pick. */
 const DEPENDENCY_PLUGIN = 'org.apache.maven.plugins:maven-dependency-plugin:3.6.1';

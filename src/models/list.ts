@@ -1,10 +1,11 @@
 /** `paramine models list`: what is under models/, read the same way the encoder and cross-encoder read it. */
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { sha256File } from '../durable.js';
 import { isParamineError } from '../errors.js';
 import { CATALOG } from './catalog.js';
 import { CONVERTED } from './converted.js';
-import { ConfigSchema, labelsOf, type ModelDir, readJsonFile, readModelDir, sha256File } from './dir.js';
+import { ConfigSchema, labelsOf, type ModelDir, readJsonFile, readModelDir } from './dir.js';
 
 export interface ModelListing {
   name: string;

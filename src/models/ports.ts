@@ -36,6 +36,8 @@ export interface Calibration {
   w_cosine: number;
   bias: number;
   encoder?: string | undefined;
+  /** The label cut on the calibrated probability (absent: 0.5). */
+  threshold?: number | undefined;
 }
 
 export interface PairScorer {

@@ -10,8 +10,9 @@ import { availableParallelism } from 'node:os';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
+import { sha256File } from '../durable.js';
 import { ParamineError } from '../errors.js';
-import { type ModelDir, type ReadModelDirOptions, readModelDir, sha256File } from './dir.js';
+import { type ModelDir, type ReadModelDirOptions, readModelDir } from './dir.js';
 
 export interface RuntimeOptions extends ReadModelDirOptions {
   /** ORT intra-op threads; default: every core this process may use. */

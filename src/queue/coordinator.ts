@@ -271,6 +271,7 @@ async function newBuild(
     chunks: splitInputs(
       inputs.map((f) => f.path),
       q.chunkLines,
+      options.format,
     ),
     partitions: q.partitions,
     phase: 'embed',

@@ -36,12 +36,13 @@ export function buildOptions(b: QueueBuild): BuildOptions {
   return buildOptionsSchema.parse(b.options);
 }
 
-function records(b: QueueBuild, c: number, onBad: 'fail' | 'skip'): AsyncGenerator<CorpusRecord | BadRecord> {
+function records(b: QueueBuild, c: number, options: BuildOptions): AsyncGenerator<CorpusRecord | BadRecord> {
+  const onBad = options.onBadRecord;
   const spec = b.chunks[c];
   if (!spec) throw new ParamineError('BAD_INPUT', `${chunkName(b, c)} is not a chunk of build ${b.id}`);
   const path = (b.inputs[spec.fileIndex] as { path: string }).path;
-  if ('whole' in spec) return readSentences([path], { onBadRecord: onBad });
-  return readSentenceRange(path, spec.fileIndex, spec, onBad);
+  if ('whole' in spec) return readSentences([path], { onBadRecord: onBad, format: options.format });
+  return readSentenceRange(path, spec.fileIndex, spec, onBad, options.format);
 }
 
 /** Reads a chunk: its kept rows (in-chunk duplicates dropped) and its counters. */
@@ -49,7 +50,7 @@ export async function readChunkRows(b: QueueBuild, c: number, options: BuildOpti
   const counters = emptyCounters();
   const rows: ChunkRow[] = [];
   const seen = new Set<string>();
-  for await (const rec of records(b, c, options.onBadRecord)) {
+  for await (const rec of records(b, c, options)) {
     counters.read++;
     if ('error' in rec) {
       counters.bad++;

@@ -12,19 +12,10 @@
  *   DIR/pieces/s-000-p-0003.faiss         a fill job's piece of shard 0
  *   DIR/mine/JOB/r-000003.pairs           a mining range job's pairs
  */
-import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { sha256, writeFileAtomicSync } from '../durable.js';
 import { ParamineError } from '../errors.js';
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
@@ -59,24 +50,6 @@ export type Marker = z.infer<typeof markerSchema>;
 
 export const markerPath = (base: string) => `${base}.done.json`;
 
-export function sha256(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** Writes `bytes` durably under `path`: temporary name, fsync, rename. */
-export function writeDurable(path: string, bytes: Uint8Array): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w');
-  try {
-    let off = 0;
-    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-}
-
 /**
  * Publishes a job's outputs: each file `base.EXT` written durably, then the marker listing their sizes
  * and checksums with `info` (counts), last: the marker's presence means every file is complete.
@@ -88,10 +61,10 @@ export function publish(
 ): Marker {
   const marker: Marker = { files: {}, info };
   for (const [ext, bytes] of Object.entries(files)) {
-    writeDurable(`${base}.${ext}`, bytes);
+    writeFileAtomicSync(`${base}.${ext}`, bytes);
     marker.files[ext] = { bytes: bytes.byteLength, sha256: sha256(bytes) };
   }
-  writeDurable(markerPath(base), Buffer.from(JSON.stringify(marker)));
+  writeFileAtomicSync(markerPath(base), Buffer.from(JSON.stringify(marker)));
   return marker;
 }
 
@@ -102,7 +75,7 @@ export function describe(path: string): Marker['files'][string] {
 }
 
 export function writeMarker(base: string, marker: Marker): void {
-  writeDurable(markerPath(base), Buffer.from(JSON.stringify(marker)));
+  writeFileAtomicSync(markerPath(base), Buffer.from(JSON.stringify(marker)));
 }
 
 /**

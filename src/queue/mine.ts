@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
+import { writeFileAtomicSync } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { readManifest } from '../index/index.js';
 import {
@@ -24,7 +25,7 @@ import { SentenceStore } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { connectionOptions, parseQueueUrl, queueName } from './connection.js';
 import { runStage, type StageJob } from './dispatch.js';
-import { layout, readChecked, readMarker, writeDurable } from './layout.js';
+import { layout, readChecked, readMarker } from './layout.js';
 
 export interface DistributedMineOptions {
   index: string;
@@ -265,7 +266,7 @@ async function merge(
       if (cluster && p.a.id !== null && p.b.id !== null) uf.union(p.a.id, p.b.id);
     }
   }
-  writeDurable(o.out, Buffer.from(lines.join('')));
+  writeFileAtomicSync(o.out, Buffer.from(lines.join('')));
   const summary: DistributedMineSummary = { job, ranges, queries, pairs: lines.length };
   if (!cluster) return summary;
   const clusters = uf.clusters();
@@ -275,7 +276,7 @@ async function merge(
     const out = clusters.map(
       (ids, seq) => `${JSON.stringify({ seq, ids, texts: ids.map((id) => store.get(id)?.text) })}\n`,
     );
-    writeDurable(clustersFile, Buffer.from(out.join('')));
+    writeFileAtomicSync(clustersFile, Buffer.from(out.join('')));
   } finally {
     await store.close();
   }

@@ -5,7 +5,7 @@
  * several files for parallelism).
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { formatOf } from '../corpus/index.js';
+import { type CorpusFormat, formatOf } from '../corpus/index.js';
 import type { ChunkSpec } from './state.js';
 
 function isGzip(fd: number): boolean {
@@ -14,8 +14,8 @@ function isGzip(fd: number): boolean {
 }
 
 /** Chunks of one file: byte ranges of `lines` lines each (the last may be shorter). */
-export function splitFile(path: string, fileIndex: number, lines: number): ChunkSpec[] {
-  const format = formatOf(path);
+export function splitFile(path: string, fileIndex: number, lines: number, given?: CorpusFormat): ChunkSpec[] {
+  const format = formatOf(path, given);
   const fd = openSync(path, 'r');
   try {
     if ((format !== 'txt' && format !== 'jsonl') || isGzip(fd)) return [{ fileIndex, whole: true }];
@@ -49,6 +49,6 @@ export function splitFile(path: string, fileIndex: number, lines: number): Chunk
   }
 }
 
-export function splitInputs(paths: readonly string[], lines: number): ChunkSpec[] {
-  return paths.flatMap((p, i) => splitFile(p, i, lines));
+export function splitInputs(paths: readonly string[], lines: number, format?: CorpusFormat): ChunkSpec[] {
+  return paths.flatMap((p, i) => splitFile(p, i, lines, format));
 }

@@ -5,9 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { writeFileAtomicSync } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { countersSchema } from '../indexer/state.js';
-import { layout, writeDurable } from './layout.js';
+import { layout } from './layout.js';
 
 export const chunkSpecSchema = z.union([
   /** Lines [start, end) of a plain .txt/.jsonl file, `before` lines ahead of it. */
@@ -79,7 +80,7 @@ export function readBuild(dir: string): QueueBuild | undefined {
 }
 
 export function saveBuild(dir: string, b: QueueBuild): void {
-  writeDurable(layout.state(dir), Buffer.from(JSON.stringify(b, null, 1)));
+  writeFileAtomicSync(layout.state(dir), Buffer.from(JSON.stringify(b, null, 1)));
 }
 
 /** A chunk for messages: "chunk 7 (corpus.jsonl bytes 1048576..2097152, lines 8193..)". */

@@ -12,7 +12,7 @@ import type { Calibration, Pair, PairScore } from '../models/ports.js';
 import type { ModelRuntime } from '../models/runtime.js';
 import { type Batch, floatOutput, type RuntimeOptions } from '../models/runtime.js';
 import { RuntimeCore } from '../models/runtime-core.js';
-import { positiveLabelsOf } from '../text/labels.js';
+import { labelAt, positiveLabelsOf } from '../text/labels.js';
 
 export type CrossEncoderCoreOptions = RuntimeOptions;
 
@@ -22,6 +22,8 @@ export interface CrossEncoderInfo extends ModelInfo {
   positiveLabels: string[];
   /** config.json's `paramine.calibration`, when the training script wrote one. */
   calibration?: Calibration | undefined;
+  /** config.json's `paramine.threshold`: the label cut on P(paraphrase) (absent: arg-max). */
+  threshold?: number | undefined;
 }
 
 export type { Pair, PairScore };
@@ -42,6 +44,8 @@ export class CrossEncoderCore extends RuntimeCore {
   private readonly output: string;
   /** One logit read as P(labels[1]) through a sigmoid. */
   private readonly sigmoid: boolean;
+  /** config.json's `paramine.threshold`: the label cut on P(paraphrase). */
+  private readonly threshold: number | undefined;
 
   private constructor(rt: ModelRuntime) {
     super(rt);
@@ -76,6 +80,7 @@ export class CrossEncoderCore extends RuntimeCore {
     }
     this.labels = labels;
     this.positiveLabels = declaredPositive(rt, labels);
+    this.threshold = rt.modelDir.config.paramine?.threshold;
   }
 
   static open(dir: string, opts: CrossEncoderCoreOptions = {}): Promise<CrossEncoderCore> {
@@ -87,6 +92,7 @@ export class CrossEncoderCore extends RuntimeCore {
       labels: [...this.labels],
       positiveLabels: [...this.positiveLabels],
       calibration: this.rt.modelDir.config.paramine?.calibration,
+      threshold: this.threshold,
       modelId: this.modelId,
       onnxSha256: this.onnxSha256,
       onnxFile: this.onnxFile,
@@ -114,13 +120,11 @@ export class CrossEncoderCore extends RuntimeCore {
     }
     batch.rows.forEach((row, k) => {
       const p = this.sigmoid ? sigmoidPair(t.data[k]!) : softmax(t.data.subarray(k * n, (k + 1) * n));
-      let best = 0;
       const probabilities: Record<string, number> = {};
       p.forEach((x, i) => {
         probabilities[this.labels[i]!] = x;
-        if (x > p[best]!) best = i;
       });
-      out[row] = { label: this.labels[best]!, probabilities };
+      out[row] = { label: labelAt(probabilities, this.positiveLabels, this.threshold), probabilities };
     });
   }
 }

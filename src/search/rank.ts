@@ -10,7 +10,7 @@
  * act on the calibrated value.
  */
 import type { Calibration, PairScore, PairScorer } from '../models/ports.js';
-import { positiveProbability } from '../text/labels.js';
+import { labelAt, positiveProbability } from '../text/labels.js';
 import { evaluateFilter, filterNeedsProbabilities } from './lexical.js';
 import type { Candidate, SearchOptions } from './types.js';
 
@@ -23,8 +23,16 @@ export function calibrated(cal: Calibration, p: number, cosine: number): number 
   return 1 / (1 + Math.exp(-z));
 }
 
-/** `score` with its positive labels rescaled to sum to `p` and the rest to 1 - p; the arg-max label again. */
-export function rescaled(score: PairScore, positive: readonly string[], p: number): PairScore {
+/**
+ * `score` with its positive labels rescaled to sum to `p` and the rest to 1 - p; the label again, cut at
+ * `threshold` on p (the calibration's own cut; absent: the arg-max).
+ */
+export function rescaled(
+  score: PairScore,
+  positive: readonly string[],
+  p: number,
+  threshold?: number,
+): PairScore {
   const labels = Object.keys(score.probabilities);
   const isPos = (l: string) => positive.includes(l);
   const old = positiveProbability(score.probabilities, positive);
@@ -35,12 +43,8 @@ export function rescaled(score: PairScore, positive: readonly string[], p: numbe
     return from > 0 ? (x / from) * mass : mass / n;
   };
   const probabilities: Record<string, number> = {};
-  let label = score.label;
-  for (const l of labels) {
-    probabilities[l] = share(l, score.probabilities[l] ?? 0);
-    if ((probabilities[l] ?? 0) > (probabilities[label] ?? 0)) label = l;
-  }
-  return { label, probabilities };
+  for (const l of labels) probabilities[l] = share(l, score.probabilities[l] ?? 0);
+  return { label: labelAt(probabilities, positive, threshold), probabilities };
 }
 
 /** Scores every candidate in place and sorts each row by positive probability (stable: ties keep ANN order). */
@@ -59,7 +63,7 @@ export async function rerankRows(
       let score = scores[s++] as PairScore;
       if (cal) {
         const p = positiveProbability(score.probabilities, scorer.positiveLabels);
-        score = rescaled(score, scorer.positiveLabels, calibrated(cal, p, c.cosine));
+        score = rescaled(score, scorer.positiveLabels, calibrated(cal, p, c.cosine), cal.threshold);
       }
       c.label = score.label;
       c.probabilities = score.probabilities;

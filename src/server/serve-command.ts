@@ -4,39 +4,183 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
+import { addSettings, defineSettings, settingsOf, type ValuesOf } from '../config.js';
 import type { JobRunner } from '../jobs/index.js';
-import { openService } from '../service/index.js';
-import { parseInput } from '../validate.js';
+import { DEFAULT_BATCH, DEFAULT_RERANKER, openService } from '../service/index.js';
 import { buildApp } from './app.js';
 import { DEFAULT_LIMITS } from './context.js';
 import { loadApiKeys } from './keys.js';
 import { Metrics } from './metrics.js';
 
-const optionsSchema = z.object({
-  index: z.string().min(1),
-  model: z.string().optional(),
-  reranker: z.union([z.string(), z.literal(false)]).optional(),
-  host: z.string().default('127.0.0.1'),
-  port: z.coerce.number().int().min(0).max(65535).default(8080),
-  apiKey: z.array(z.string()).default([]),
-  apiKeysFile: z.string().min(1).optional(),
-  authAll: z.boolean().default(false),
-  batchMax: z.coerce.number().int().min(1).max(1024).default(32),
-  batchWaitMs: z.coerce.number().min(0).max(1000).default(2),
-  queueMax: z.coerce.number().int().min(1).default(512),
-  rerankBatchMax: z.coerce.number().int().min(1).max(1024).default(64),
-  rerankQueueMax: z.coerce.number().int().min(1).default(1024),
-  timeoutMs: z.coerce.number().int().min(100).default(30_000),
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
+const B = DEFAULT_BATCH;
+
+/** Every option of `paramine serve`, declared once (src/config.ts builds the flags and `paramine config`). */
+export const SERVE_SETTINGS = defineSettings({
+  index: {
+    schema: z.string().min(1),
+    flag: '--index <dir>',
+    description: 'index directory built by `paramine index`',
+    required: true,
+  },
+  model: {
+    schema: z.string().optional(),
+    flag: '--model <name|dir>',
+    description: 'encoder (default: the one the index was built with)',
+  },
+  reranker: {
+    schema: z.union([z.string(), z.literal(false)]).optional(),
+    flag: '--reranker <name|dir>',
+    env: 'PARAMINE_RERANKER',
+    description: `cross-encoder (default: ${DEFAULT_RERANKER} when present)`,
+  },
+  noReranker: {
+    schema: z.boolean(),
+    flag: '--no-reranker',
+    description: 'serve without a cross-encoder',
+    negates: 'reranker',
+  },
+  host: {
+    schema: z.string(),
+    flag: '--host <host>',
+    env: 'PARAMINE_HOST',
+    description: 'address to bind',
+    default: '127.0.0.1',
+  },
+  port: {
+    schema: int(0, 65535),
+    flag: '--port <port>',
+    env: 'PARAMINE_PORT',
+    description: 'port',
+    default: 8080,
+  },
+  apiKeysFile: {
+    schema: z.string().min(1).optional(),
+    flag: '--api-keys-file <file>',
+    env: 'PARAMINE_API_KEYS_FILE',
+    description:
+      'named Bearer keys for write routes, one name:key a line (env PARAMINE_API_KEYS="name:key,..." too)',
+  },
+  apiKey: {
+    schema: z.array(z.string()).default([]),
+    flag: '--api-key <key...>',
+    description: 'a Bearer key on the command line: visible to every user in `ps`; prefer the above',
+  },
+  authAll: {
+    schema: z.boolean().default(false),
+    flag: '--auth-all',
+    description: 'require the key on every route but /healthz and /readyz',
+    default: false,
+  },
+  batchMax: {
+    schema: int(1, 1024),
+    flag: '--batch-max <n>',
+    description: 'most texts per encoder call (dynamic batching)',
+    default: B.encoder.maxBatch,
+  },
+  batchTokens: {
+    schema: int(1),
+    flag: '--batch-tokens <n>',
+    description: 'most padded tokens (estimated) per encoder call',
+    default: B.encoder.maxBatchTokens,
+  },
+  batchWaitMs: {
+    schema: z.coerce.number().min(0).max(1000),
+    flag: '--batch-wait-ms <ms>',
+    description: 'longest wait to fill a batch; 0 turns batching off',
+    default: B.encoder.maxWaitMs,
+  },
+  queueMax: {
+    schema: int(1),
+    flag: '--queue-max <n>',
+    description: 'most texts waiting for the encoder; beyond, requests get 503 + Retry-After',
+    default: B.encoder.maxQueue,
+  },
+  waitBudgetMs: {
+    schema: z.coerce.number().positive(),
+    flag: '--wait-budget-ms <ms>',
+    env: 'PARAMINE_WAIT_BUDGET_MS',
+    description: 'longest predicted wait for a model a request may face; beyond, 503 + Retry-After at once',
+    default: B.encoder.waitBudgetMs,
+  },
+  rerankBatchMax: {
+    schema: int(1, 1024),
+    flag: '--rerank-batch-max <n>',
+    description: 'most pairs per cross-encoder call (dynamic batching)',
+    default: B.reranker.maxBatch,
+  },
+  rerankBatchTokens: {
+    schema: int(1),
+    flag: '--rerank-batch-tokens <n>',
+    description: 'most padded tokens (estimated) per cross-encoder call',
+    default: B.reranker.maxBatchTokens,
+  },
+  rerankQueueMax: {
+    schema: int(1),
+    flag: '--rerank-queue-max <n>',
+    description: 'most pairs waiting for the cross-encoder; beyond, 503 + Retry-After',
+    default: B.reranker.maxQueue,
+  },
+  timeoutMs: { schema: int(100), flag: '--timeout-ms <ms>', description: 'request timeout', default: 30_000 },
   /** undefined: memory-mapped when the shard files are large (ShardedIndex's 'auto'). */
-  mmap: z.boolean().optional(),
-  verify: z.enum(['auto', 'full', 'sampled', 'off']).default('auto'),
-  ortSpin: z.boolean().default(false),
-  jobsDir: z.string().min(1).optional(),
-  annotationsDir: z.string().min(1).optional(),
-  dataDir: z.string().min(1).optional(),
-  maxJobs: z.coerce.number().int().min(1).max(64).default(1),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  mmap: {
+    schema: z.boolean().optional(),
+    flag: '--mmap',
+    description: 'map the shards instead of reading them into memory (default: when they are large)',
+  },
+  noMmap: {
+    schema: z.boolean(),
+    flag: '--no-mmap',
+    description: 'read the shards into memory whatever their size',
+    negates: 'mmap',
+  },
+  verify: {
+    schema: z.enum(['auto', 'full', 'sampled', 'off']),
+    flag: '--verify <mode>',
+    description:
+      'check the index files against the manifest: auto (every byte under 2 GiB, else size + sampled blocks), full, sampled, off',
+    choices: ['auto', 'full', 'sampled', 'off'],
+    default: 'auto',
+  },
+  ortSpin: {
+    schema: z.boolean().default(false),
+    flag: '--ort-spin',
+    description:
+      "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
+    default: false,
+  },
+  jobsDir: {
+    schema: z.string().min(1).optional(),
+    flag: '--jobs-dir <dir>',
+    description: 'where mining jobs persist (default: INDEX/jobs)',
+  },
+  annotationsDir: {
+    schema: z.string().min(1).optional(),
+    flag: '--annotations-dir <dir>',
+    description: "where the web page's pair annotations persist (default: INDEX/annotations)",
+  },
+  dataDir: {
+    schema: z.string().min(1).optional(),
+    flag: '--data-dir <dir>',
+    env: 'PARAMINE_DATA_DIR',
+    description: 'directory job scopes may name files in (none: file scopes are refused)',
+  },
+  maxJobs: {
+    schema: int(1, 64),
+    flag: '--max-jobs <n>',
+    description: 'mining jobs running at once (more wait in a queue)',
+    default: 1,
+  },
+  logLevel: {
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    flag: '--log-level <level>',
+    env: 'PARAMINE_LOG_LEVEL',
+    description: 'pino log level',
+    choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+  },
 });
+type ServeOptions = ValuesOf<typeof SERVE_SETTINGS>;
 
 /** How much longer than the request timeout a graceful shutdown may take. */
 const SHUTDOWN_GRACE_MS = 5000;
@@ -49,67 +193,20 @@ export interface ServeExtension {
 }
 
 export function register(program: Command, extension?: ServeExtension): void {
-  const cmd = program
-    .command('serve')
-    .description('serve top-k paraphrase search, reranking and classification over HTTP')
-    .requiredOption('--index <dir>', 'index directory built by `paramine index`')
-    .option('--model <name|dir>', 'encoder (default: the one the index was built with)')
-    .option('--reranker <name|dir>', 'cross-encoder (default: paramine-paraphrase-minilm when present)')
-    .option('--no-reranker', 'serve without a cross-encoder')
-    .option('--host <host>', 'address to bind', '127.0.0.1')
-    .option('--port <port>', 'port', '8080')
-    .option(
-      '--api-keys-file <file>',
-      'named Bearer keys for write routes, one name:key a line (env PARAMINE_API_KEYS="name:key,..." too)',
-    )
-    .option(
-      '--api-key <key...>',
-      'a Bearer key on the command line: visible to every user in `ps`; prefer the above',
-    )
-    .option('--auth-all', 'require the key on every route but /healthz and /readyz', false)
-    .option('--batch-max <n>', 'most texts per encoder call (dynamic batching)', '32')
-    .option('--batch-wait-ms <ms>', 'longest wait to fill a batch; 0 turns batching off', '2')
-    .option(
-      '--queue-max <n>',
-      'most texts waiting for the encoder; beyond, requests get 503 + Retry-After',
-      '512',
-    )
-    .option('--rerank-batch-max <n>', 'most pairs per cross-encoder call (dynamic batching)', '64')
-    .option(
-      '--rerank-queue-max <n>',
-      'most pairs waiting for the cross-encoder; beyond, 503 + Retry-After',
-      '1024',
-    )
-    .option('--timeout-ms <ms>', 'request timeout', '30000')
-    .option('--mmap', 'map the shards instead of reading them into memory (default: when they are large)')
-    .option('--no-mmap', 'read the shards into memory whatever their size')
-    .option(
-      '--verify <mode>',
-      'check the index files against the manifest: auto (every byte under 2 GiB, else size + sampled blocks), full, sampled, off',
-      'auto',
-    )
-    .option(
-      '--ort-spin',
-      "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
-      false,
-    )
-    .option('--jobs-dir <dir>', 'where mining jobs persist (default: INDEX/jobs)')
-    .option(
-      '--annotations-dir <dir>',
-      "where the web page's pair annotations persist (default: INDEX/annotations)",
-    )
-    .option('--data-dir <dir>', 'directory job scopes may name files in (none: file scopes are refused)')
-    .option('--max-jobs <n>', 'mining jobs running at once (more wait in a queue)', '1')
-    .option('--log-level <level>', 'pino log level', 'info')
-    .action((raw: Record<string, unknown>) => {
-      const o = parseInput(optionsSchema, raw, 'options');
-      return serve(o, extension?.jobRunner(raw, o.index));
-    });
+  const cmd = addSettings(
+    program
+      .command('serve')
+      .description('serve top-k paraphrase search, reranking and classification over HTTP'),
+    SERVE_SETTINGS,
+  ).action((raw: Record<string, unknown>) => {
+    const o = settingsOf(cmd, SERVE_SETTINGS);
+    return serve(o, extension?.jobRunner(raw, o.index));
+  });
   extension?.options(cmd);
 }
 
 /** Opens the service, builds the app, resumes unfinished jobs and listens until SIGTERM / SIGINT. */
-async function serve(o: z.output<typeof optionsSchema>, runner?: JobRunner): Promise<void> {
+async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
   const keys = loadApiKeys({
     file: o.apiKeysFile,
     named: process.env.PARAMINE_API_KEYS,
@@ -121,8 +218,20 @@ async function serve(o: z.output<typeof optionsSchema>, runner?: JobRunner): Pro
     index: o.index,
     model: o.model,
     reranker: o.reranker,
-    batch: { maxBatch: o.batchMax, maxWaitMs: o.batchWaitMs, maxQueue: o.queueMax },
-    rerankBatch: { maxBatch: o.rerankBatchMax, maxWaitMs: o.batchWaitMs, maxQueue: o.rerankQueueMax },
+    batch: {
+      maxBatch: o.batchMax,
+      maxWaitMs: o.batchWaitMs,
+      maxQueue: o.queueMax,
+      waitBudgetMs: o.waitBudgetMs,
+      maxBatchTokens: o.batchTokens,
+    },
+    rerankBatch: {
+      maxBatch: o.rerankBatchMax,
+      maxWaitMs: o.batchWaitMs,
+      maxQueue: o.rerankQueueMax,
+      waitBudgetMs: o.waitBudgetMs,
+      maxBatchTokens: o.rerankBatchTokens,
+    },
     mmap: o.mmap,
     verify: o.verify,
     spinning: o.ortSpin,

@@ -6,13 +6,19 @@ import type { Embedder } from '../encode/index.js';
 import type { Pair, PairScore, PairScorer } from '../rerank/index.js';
 import { Batcher, type BatcherOptions } from './batcher.js';
 
-type Options = Omit<BatcherOptions, 'name'>;
+type Options<I> = Omit<BatcherOptions<I>, 'name' | 'cost'>;
+
+/**
+ * Tokens a text costs the model, estimated without tokenizing (English WordPiece runs ~4 characters a
+ * token; [CLS]/[SEP] added): batches are sized and waits predicted in these units.
+ */
+export const tokensOf = (text: string): number => 2 + Math.ceil(text.length / 4);
 
 export class BatchedEmbedder {
   readonly dim: number;
   readonly batcher: Batcher<string, Float32Array>;
 
-  constructor(inner: Embedder, options: Options) {
+  constructor(inner: Embedder, options: Options<string>) {
     this.dim = inner.dim;
     const dim = inner.dim;
     this.batcher = new Batcher(
@@ -20,7 +26,7 @@ export class BatchedEmbedder {
         const v = await inner.encode(texts);
         return texts.map((_, i) => v.subarray(i * dim, (i + 1) * dim));
       },
-      { ...options, name: 'encoder' },
+      { ...options, name: 'encoder', cost: tokensOf },
     );
   }
 
@@ -45,9 +51,13 @@ export class BatchedScorer {
   readonly batcher: Batcher<Pair, PairScore>;
   readonly #inner: PairScorer;
 
-  constructor(inner: PairScorer, options: Options) {
+  constructor(inner: PairScorer, options: Options<Pair>) {
     this.#inner = inner;
-    this.batcher = new Batcher((pairs) => inner.score(pairs), { ...options, name: 'reranker' });
+    this.batcher = new Batcher((pairs) => inner.score(pairs), {
+      ...options,
+      name: 'reranker',
+      cost: ([a, b]) => tokensOf(a) + tokensOf(b) - 1,
+    });
   }
 
   /** A PairScorer over the batcher; `unbounded` ones wait instead of being refused. */

@@ -2,6 +2,7 @@
 export { Batcher, type BatcherOptions, type SubmitOptions } from './batcher.js';
 export {
   type BatchOptions,
+  DEFAULT_BATCH,
   DEFAULT_RERANKER,
   type Jobs,
   type JobsOptions,

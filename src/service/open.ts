@@ -46,11 +46,19 @@ export interface BatchOptions {
    * cores); a request that would overfill the queue is refused with OVERLOADED. Jobs are never refused.
    */
   maxQueue?: number | undefined;
+  /**
+   * Longest predicted wait (work queued ahead over the measured rate) a new request may face; beyond it
+   * the request is refused at once with OVERLOADED (see batcher.ts). Infinity: by count only.
+   */
+  waitBudgetMs?: number | undefined;
+  /** Most padded tokens (estimated) per model call: one long text does not stall a batch of short ones. */
+  maxBatchTokens?: number | undefined;
 }
 
-const DEFAULT_BATCH: Record<ModelName, Required<BatchOptions>> = {
-  encoder: { maxBatch: 32, maxWaitMs: 2, maxQueue: 512 },
-  reranker: { maxBatch: 64, maxWaitMs: 2, maxQueue: 1024 },
+/** The batching defaults (`paramine serve`'s flags take theirs from here). */
+export const DEFAULT_BATCH: Record<ModelName, Required<BatchOptions>> = {
+  encoder: { maxBatch: 32, maxWaitMs: 2, maxQueue: 512, waitBudgetMs: 1000, maxBatchTokens: 4096 },
+  reranker: { maxBatch: 64, maxWaitMs: 2, maxQueue: 1024, waitBudgetMs: 1000, maxBatchTokens: 8192 },
 };
 
 export interface ServiceOptions {
@@ -243,10 +251,13 @@ async function closeService(jobManagers: Jobs[], annotationStores: AnnotationSto
 }
 
 function batcherOptions(model: ModelName, given: BatchOptions | undefined, hooks: ServiceHooks) {
+  const d = DEFAULT_BATCH[model];
   return {
-    ...DEFAULT_BATCH[model],
-    ...given,
-    maxQueue: given?.maxQueue ?? DEFAULT_BATCH[model].maxQueue,
+    maxBatch: given?.maxBatch ?? d.maxBatch,
+    maxWaitMs: given?.maxWaitMs ?? d.maxWaitMs,
+    maxQueue: given?.maxQueue ?? d.maxQueue,
+    waitBudgetMs: given?.waitBudgetMs ?? d.waitBudgetMs,
+    maxBatchCost: given?.maxBatchTokens ?? d.maxBatchTokens,
     onBatch: (n: number, ms: number) => hooks.onBatch?.(model, n, ms),
     onQueueDepth: (n: number) => hooks.onQueueDepth?.(model, n),
     onRejected: () => hooks.onRejected?.(model),

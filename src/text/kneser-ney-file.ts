@@ -3,8 +3,9 @@
  * vocabulary, discounts, array layout), then the typed arrays, each 8-byte aligned. Loading makes views
  * over one read of the file; writing goes to a temp name and is renamed into place.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { KneserNeyLM, MAX_ORDER } from './kneser-ney.js';
 import { PairTable } from './pair-table.js';
@@ -123,9 +124,7 @@ export function lmFromBuffer(buf: Buffer, where = 'model'): KneserNeyLM {
 }
 
 export async function saveLm(path: string, lm: KneserNeyLM): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, lmToBuffer(lm));
-  await rename(tmp, path);
+  await writeFileAtomic(path, lmToBuffer(lm));
 }
 
 export async function loadLm(path: string): Promise<KneserNeyLM> {

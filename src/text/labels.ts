@@ -169,3 +169,21 @@ export function positiveProbability(
   for (const l of positive) p += probabilities[l] ?? 0;
   return p;
 }
+
+/**
+ * The label of a pair at a cut on P(paraphrase): the most likely positive label when the summed positive
+ * probability reaches `threshold`, else the most likely of the others. Without a threshold, the arg-max.
+ */
+export function labelAt(
+  probabilities: Readonly<Record<string, number>>,
+  positive: readonly string[],
+  threshold?: number,
+): string {
+  const labels = Object.keys(probabilities);
+  const best = (ls: readonly string[]) =>
+    ls.reduce((a, b) => ((probabilities[b] ?? 0) > (probabilities[a] ?? 0) ? b : a), ls[0] as string);
+  if (threshold === undefined || positive.length === 0 || positive.length === labels.length)
+    return best(labels);
+  const side = positiveProbability(probabilities, positive) >= threshold;
+  return best(labels.filter((l) => positive.includes(l) === side));
+}

@@ -1,0 +1,117 @@
+/**
+ * Durable files, in one place: every writer that replaces a file does it as write to a temporary name, fsync
+ * the file, rename over the target, fsync the directory, so after a crash the target is the old file or the
+ * new one, never a torn one, and a rename that returned survives a power cut. And the one sha256 of a file.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, createReadStream, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** The temporary name a writer fills before `path` is replaced (per process: two writers never share it). */
+export const tempPathOf = (path: string): string => `${path}.tmp-${process.pid}`;
+
+async function fsyncPath(path: string, flags: 'r' | 'r+'): Promise<void> {
+  const fh = await open(path, flags);
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function fsyncPathSync(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** fsync of a directory, so a rename in it is on disk; some file systems refuse it (EINVAL/EISDIR): skipped. */
+export async function fsyncDir(dir: string): Promise<void> {
+  await fsyncPath(dir, 'r').catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EINVAL' && e.code !== 'EISDIR' && e.code !== 'EPERM') throw e;
+  });
+}
+
+function fsyncDirSync(dir: string): void {
+  try {
+    fsyncPathSync(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EPERM') throw e;
+  }
+}
+
+/**
+ * Replaces `path` with what `write(tmp)` writes under a temporary name (any writer: a stream, FAISS's own
+ * write_index, a file handle): then fsync, rename, fsync of the directory. On a failure the temporary file is
+ * removed and `path` is untouched.
+ */
+export async function replaceFile(path: string, write: (tmp: string) => Promise<void>): Promise<void> {
+  const tmp = tempPathOf(path);
+  try {
+    await write(tmp);
+    await fsyncPath(tmp, 'r+');
+    await rename(tmp, path);
+  } catch (e) {
+    await unlink(tmp).catch(() => {});
+    throw e;
+  }
+  await fsyncDir(dirname(path));
+}
+
+/** `replaceFile` with the bytes or text given. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await replaceFile(path, async (tmp) => {
+    const fh = await open(tmp, 'w');
+    try {
+      await fh.writeFile(data);
+    } finally {
+      await fh.close();
+    }
+  });
+}
+
+/** The synchronous form, for the few writers that cannot await (queue markers, the spill of a batch). */
+export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
+  const tmp = tempPathOf(path);
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  try {
+    const fd = openSync(tmp, 'w');
+    try {
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    try {
+      unlinkSync(tmp);
+    } catch {}
+    throw e;
+  }
+  fsyncDirSync(dirname(path));
+}
+
+/** Publishes a file already written in full under `from` (fsynced here) as `to`. */
+export async function publishFile(from: string, to: string): Promise<void> {
+  await fsyncPath(from, 'r+');
+  await rename(from, to);
+  await fsyncDir(dirname(to));
+}
+
+/** Hex sha256 of bytes. */
+export const sha256 = (bytes: Uint8Array | string): string =>
+  createHash('sha256').update(bytes).digest('hex');
+
+/** Hex sha256 of a file, streamed. */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
