@@ -43,6 +43,7 @@ const registrars: Record<string, () => Promise<{ register: (p: Command) => void 
   bench: () => import('./bench/command.js'),
   pairs: () => import('./bench/pairs-command.js'),
   config: () => import('./cli/config-command.js'),
+  annotations: () => import('./cli/annotations-command.js'),
 };
 const first = process.argv[2];
 const named = registrars[first ?? ''];

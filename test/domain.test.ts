@@ -71,12 +71,12 @@ t.test('ml: σ per sentence in a column, in-domain sentences below the change po
   const domains = new Domains(index, identity);
   const d = await domains.get('science');
   t.equal(d.sigma.count, N);
-  const s = separation(d.sigma.values);
+  const s = separation(d.sigma.toArray());
   t.ok(s.sci < s.gen, `mean σ science ${s.sci.toFixed(2)} < everyday ${s.gen.toFixed(2)}`);
   // The general sample comes from the index, a third of which is scientific: the general LM knows some
   // of it too, so the separation is one-sided (every everyday sentence above 0, most scientific below).
   t.ok(s.sciBelow > 0.6 && s.genAbove > 0.95, `separated at 0: ${JSON.stringify(s)}`);
-  const below = d.sigma.values.filter((x) => x < 0).length / N;
+  const below = d.sigma.toArray().filter((x) => x < 0).length / N;
   t.ok(Math.abs(e.changePoint.shareBelow - below) < 1e-12, 'manifest share below 0 = the column');
   t.ok(e.quantiles.p05 <= e.quantiles.p50 && e.quantiles.p50 <= e.quantiles.p95);
   // The scorer gives a text outside the index the same σ as its row.
@@ -87,7 +87,7 @@ t.test('ml: σ per sentence in a column, in-domain sentences below the change po
   t.equal(d.weight.get(0) > 1, d.sigma.get(0) < 0);
   // A fresh registry (a restarted service) reads the same rows.
   const fresh = await new Domains(index, identity).get('science');
-  t.same(Array.from(fresh.sigma.values.subarray(0, 50)), Array.from(d.sigma.values.subarray(0, 50)));
+  t.same(Array.from(fresh.sigma.toArray().subarray(0, 50)), Array.from(d.sigma.toArray().subarray(0, 50)));
 });
 
 t.test('embedding: logistic regression on the stored vectors, behind the same interface', async (t) => {
@@ -102,7 +102,7 @@ t.test('embedding: logistic regression on the stored vectors, behind the same in
   });
   t.equal(r.entry.unit, 'nats');
   const d = await new Domains(index, identity).get('science-emb');
-  const s = separation(d.sigma.values);
+  const s = separation(d.sigma.toArray());
   t.ok(s.sci < s.gen, `mean σ science ${s.sci.toFixed(2)} < everyday ${s.gen.toFixed(2)}`);
   const scorer = await d.scorer();
   t.equal(scorer.needsVectors, true);

@@ -111,3 +111,32 @@ t.test('concurrent merges in opposite directions do not deadlock', async (t) => 
   t.equal(a.ntotal + b.ntotal, 200, 'no vector lost or duplicated');
   await Promise.all([template.close(), a.close(), b.close()]);
 });
+
+t.test('a search with other nprobe waits for the searches running, not for later ones', async (t) => {
+  const index = createIndex('IVF64,Flat', dim, 'ip');
+  await index.train(corpus.subarray(0, 10_000 * dim));
+  await index.add(corpus, ids);
+  const batch = queries.subarray(0, 50 * dim);
+  // A steady stream of nprobe-64 searches, four in flight at any time, for as long as the test needs.
+  let issued = 0;
+  let stop = false;
+  const doneAt: number[] = []; // issue number of each stream search, in completion order
+  const stream = async () => {
+    while (!stop) {
+      const me = issued++;
+      await index.search(batch, 10, { nprobe: 64 });
+      doneAt.push(me);
+    }
+  };
+  const workers = Array.from({ length: 4 }, stream);
+  await new Promise((r) => setTimeout(r, 100));
+  const issuedBefore = issued;
+  const completedBefore = doneAt.length;
+  await index.search(queries.subarray(0, dim), 10, { nprobe: 1 });
+  const overtook = doneAt.slice(completedBefore).filter((i) => i >= issuedBefore).length;
+  stop = true;
+  await Promise.all(workers);
+  t.ok(issuedBefore > 4, `the stream was running (${issuedBefore} searches issued)`);
+  t.ok(overtook <= 4, `${overtook} stream searches issued after it finished before it (at most one per worker)`);
+  await index.close();
+});

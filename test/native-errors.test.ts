@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { ParamineError } from '../src/errors.js';
-import { createIndex, HalfVectors, kmeans, type Metric, maxK, readIndex } from '../src/native/index.js';
+import {
+  createIndex,
+  HalfVectors,
+  kmeans,
+  type Metric,
+  mapFile,
+  maxK,
+  readIndex,
+} from '../src/native/index.js';
 import { denseIds, gaussianVectors } from '../src/testing/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-native-errors-'));
@@ -303,6 +311,26 @@ t.test('concurrent close: racing searches, adds and closes all settle, nothing c
     }
     t.equal(index.closed, true);
   }
+});
+
+t.test('mapFile maps windows; a window past the ArrayBuffer limit is an error, not an abort', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'paramine-map-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'col.f32');
+  const rows = Float32Array.from({ length: 3 * 4096 }, (_, i) => i);
+  writeFileSync(path, rows);
+  const whole = mapFile(path);
+  t.equal(whole?.byteLength, rows.byteLength);
+  const second = mapFile(path, 4096 * 4, 4096 * 4) as ArrayBuffer;
+  t.same([new Float32Array(second)[0], new Float32Array(second)[4095]], [4096, 8191], 'the second page-aligned window');
+  t.equal(mapFile(path, 2 * 4096 * 4, 10 ** 9)?.byteLength, 4096 * 4, 'a window is cut at the end of the file');
+  t.throws(() => mapFile(path, 3), { code: 'BAD_INPUT' }, 'offsets are page-aligned');
+  // A sparse file of 9 GiB: mapping it whole exceeds V8's limit for one ArrayBuffer.
+  const big = join(dir, 'big.f32');
+  writeFileSync(big, '');
+  truncateSync(big, 9 * 2 ** 30);
+  t.throws(() => mapFile(big), { code: 'BAD_FILE' }, 'refused with an error the caller can act on');
+  t.equal(mapFile(big, 2 ** 30, 2 ** 30)?.byteLength, 2 ** 30, 'the same file in a 1 GiB window');
 });
 
 t.test('the process survived every error above', async (t) => {

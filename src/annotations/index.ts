@@ -1,5 +1,13 @@
 /** Pair annotations from the web page: the label schemes, the LMDB store, the pair-file export. */
+
 export { EXPORT_FORMATS, EXPORT_MEDIA_TYPE, type ExportFormat, exportLines } from './export.js';
+export {
+  type AnnotationReport,
+  annotationReport,
+  type CutStats,
+  cohensKappa,
+  krippendorffAlpha,
+} from './report.js';
 export {
   type AnnotationScheme,
   type Decision,

@@ -39,6 +39,7 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   tune: lazy(async () => (await import('./tune-bench.js')).tune),
   'kill-loop': lazy(async () => (await import('./kill-loop.js')).killLoopBench),
   soak: lazy(async () => (await import('./soak.js')).soakBench),
+  overload: lazy(async () => (await import('./overload.js')).overload),
   distractors: async () => registerDistractors,
 };
 

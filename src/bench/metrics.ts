@@ -282,3 +282,10 @@ export function classificationMetrics(
   }
   return result;
 }
+
+/** The q-quantile (0..1) of `xs` by the nearest-rank rule; 0 for none. */
+export const quantile = (xs: readonly number[], q: number): number => {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
+};

@@ -20,6 +20,7 @@ import { spawnServe } from '../testing/index.js';
 import { ensureDemoIndex } from './demo-index.js';
 import { defineBenchmark, type Log } from './harness.js';
 import { machineInfo } from './machine.js';
+import { quantile } from './metrics.js';
 
 const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
 
@@ -55,12 +56,6 @@ export interface SoakInterval {
   fileMB: number;
   jobsDone: number;
 }
-
-const quantile = (xs: number[], q: number): number => {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
-};
 
 function memory(pid: number): { rssMB: number; anonMB: number; fileMB: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -9,14 +9,20 @@ import { publishFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { mapFile } from '../native/index.js';
 
+/** Rows per window: 2^28 float32 rows = 1 GiB, page-aligned and well under an ArrayBuffer's limit. */
+export const WINDOW_ROWS = 2 ** 28;
+
 export class Column {
   readonly path: string;
-  readonly values: Float32Array;
+  /** The rows in windows of WINDOW_ROWS (the last shorter): a 10^9-row column is four. */
+  readonly windows: readonly Float32Array[];
+  readonly count: number;
   readonly mapped: boolean;
 
-  private constructor(path: string, values: Float32Array, mapped: boolean) {
+  private constructor(path: string, windows: Float32Array[], count: number, mapped: boolean) {
     this.path = path;
-    this.values = values;
+    this.windows = windows;
+    this.count = count;
     this.mapped = mapped;
   }
 
@@ -34,21 +40,35 @@ export class Column {
         `${path}: ${size} bytes, but ${count} float32 rows take ${count * 4}`,
       );
     }
-    const mapped = mapFile(path);
-    if (mapped !== undefined) return new Column(path, new Float32Array(mapped, 0, count), true);
+    const windows: Float32Array[] = [];
+    for (let first = 0; first < count || windows.length === 0; first += WINDOW_ROWS) {
+      const rows = Math.min(WINDOW_ROWS, count - first);
+      const mapped = mapFile(path, first * 4, rows * 4);
+      if (mapped === undefined) break;
+      windows.push(new Float32Array(mapped, 0, rows));
+    }
+    if (windows.length > 0) return new Column(path, windows, count, true);
     const buf = await readFile(path);
     const values = new Float32Array(count);
     new Uint8Array(values.buffer).set(buf);
-    return new Column(path, values, false);
-  }
-
-  get count(): number {
-    return this.values.length;
+    return new Column(path, [values], count, false);
   }
 
   /** Row `id`, or NaN outside the column. */
   get(id: number): number {
-    return id >= 0 && id < this.values.length ? this.values[id]! : Number.NaN;
+    if (!(id >= 0 && id < this.count)) return Number.NaN;
+    return this.windows[Math.floor(id / WINDOW_ROWS)]![id % WINDOW_ROWS]!;
+  }
+
+  /** A copy of every row (tests and small columns). */
+  toArray(): Float32Array {
+    const out = new Float32Array(this.count);
+    let at = 0;
+    for (const w of this.windows) {
+      out.set(w, at);
+      at += w.length;
+    }
+    return out;
   }
 }
 

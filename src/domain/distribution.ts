@@ -15,22 +15,23 @@ export interface SigmaStats {
 }
 
 export function sigmaStats(column: Column): SigmaStats {
-  const v = column.values;
-  const n = v.length;
+  const n = column.count;
   let below = 0;
   let sum = 0;
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < n; i++) {
-    const x = v[i]!;
-    if (x < 0) below++;
-    sum += x;
-    if (x < min) min = x;
-    if (x > max) max = x;
+  for (const v of column.windows) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i]!;
+      if (x < 0) below++;
+      sum += x;
+      if (x < min) min = x;
+      if (x > max) max = x;
+    }
   }
   const stride = Math.max(1, Math.ceil(n / MAX_SAMPLE));
   const sample = new Float32Array(Math.ceil(n / stride));
-  for (let i = 0, k = 0; i < n; i += stride) sample[k++] = v[i]!;
+  for (let i = 0, k = 0; i < n; i += stride) sample[k++] = column.get(i);
   sample.sort();
   const q = (p: number) =>
     sample.length === 0 ? 0 : sample[Math.min(sample.length - 1, Math.floor(p * sample.length))]!;

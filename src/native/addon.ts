@@ -53,7 +53,7 @@ export interface NativeBinding {
   readIndex(path: string, options: { mmap: boolean }): Promise<NativeIndex>;
   setNumThreads(n: number, blas?: number): void;
   getNumThreads(): ThreadCounts;
-  mapFile?(path: string): ArrayBuffer;
+  mapFile?(path: string, offset?: number, length?: number): ArrayBuffer;
   readonly MAX_K: number;
   readonly MAX_BASE_K: number;
   readonly faissVersion: string;

@@ -72,10 +72,11 @@ export function getNumThreads(): ThreadCounts {
 }
 
 /**
- * The whole file as an ArrayBuffer over a private read-only memory map (mmap.cc), or undefined when the
- * addon is not built or predates mapFile (callers then read the file instead).
+ * The file (or `length` bytes of it from `offset`, a multiple of the page size) as an ArrayBuffer over a
+ * private read-only memory map (mmap.cc), or undefined when the addon is not built or predates mapFile
+ * (callers then read the file instead). Large files are mapped in windows: one ArrayBuffer has a size limit.
  */
-export function mapFile(path: string): ArrayBuffer | undefined {
+export function mapFile(path: string, offset = 0, length?: number): ArrayBuffer | undefined {
   let b: NativeBinding;
   try {
     b = load();
@@ -84,7 +85,7 @@ export function mapFile(path: string): ArrayBuffer | undefined {
   }
   if (b.mapFile === undefined) return undefined;
   try {
-    return b.mapFile(path);
+    return length === undefined ? b.mapFile(path, offset) : b.mapFile(path, offset, length);
   } catch (e) {
     throw toParamineError(e);
   }

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -16,10 +18,21 @@
 
 namespace paramine {
 
+// mapFile(path, offset?, length?): a window of the file (offset a multiple of the page size; default the
+// whole file). V8 refuses external ArrayBuffers past its size limit (a 7.7 GB column was seen to abort the
+// process through node-addon-api's failure path, which freed its finalizer hint twice): the buffer is made
+// with the plain N-API call, and on failure the mapping is released once and a BAD_FILE error thrown, so a
+// caller can map large files in windows.
 Napi::Value MapFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsString()) throw MakeError(env, "BAD_INPUT", "mapFile: path must be a string");
   std::string path = info[0].As<Napi::String>().Utf8Value();
+  int64_t offset = info.Length() > 1 && info[1].IsNumber() ? info[1].As<Napi::Number>().Int64Value() : 0;
+  int64_t wanted = info.Length() > 2 && info[2].IsNumber() ? info[2].As<Napi::Number>().Int64Value() : -1;
+  const long page = sysconf(_SC_PAGESIZE);
+  if (offset < 0 || offset % page != 0) {
+    throw MakeError(env, "BAD_INPUT", "mapFile: offset must be a non-negative multiple of the page size");
+  }
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     throw MakeError(env, errno == ENOENT ? "FILE_NOT_FOUND" : "BAD_FILE", path + ": " + std::strerror(errno));
@@ -30,18 +43,39 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
     close(fd);
     throw MakeError(env, "BAD_FILE", path + ": " + std::strerror(err));
   }
-  size_t size = static_cast<size_t>(st.st_size);
+  int64_t available = std::max<int64_t>(0, static_cast<int64_t>(st.st_size) - offset);
+  size_t size = static_cast<size_t>(wanted < 0 ? available : std::min(wanted, available));
   if (size == 0) {
     close(fd);
     return Napi::ArrayBuffer::New(env, 0);
   }
-  void* addr = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  void* addr = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(offset));
   int err = errno;
   close(fd);  // the mapping keeps the file referenced
   if (addr == MAP_FAILED) throw MakeError(env, "BAD_FILE", path + ": mmap: " + std::strerror(err));
   madvise(addr, size, MADV_RANDOM);
-  return Napi::ArrayBuffer::New(
-      env, addr, size, [](Napi::Env, void* data, size_t* len) { munmap(data, *len); delete len; }, new size_t(size));
+  size_t* len = new size_t(size);
+  napi_value buffer;
+  napi_status status = napi_create_external_arraybuffer(
+      env, addr, size, [](napi_env, void* data, void* hint) {
+        size_t* n = static_cast<size_t*>(hint);
+        munmap(data, *n);
+        delete n;
+      },
+      len, &buffer);
+  if (status != napi_ok) {
+    munmap(addr, size);
+    delete len;
+    // A pending exception (V8's RangeError) would mask ours.
+    bool pending = false;
+    if (napi_is_exception_pending(env, &pending) == napi_ok && pending) {
+      napi_value ignored;
+      napi_get_and_clear_last_exception(env, &ignored);
+    }
+    throw MakeError(env, "BAD_FILE",
+                    path + ": a window of " + std::to_string(size) + " bytes is over this runtime's ArrayBuffer limit; map it in smaller windows");
+  }
+  return Napi::Value(env, buffer);
 }
 
 }  // namespace paramine

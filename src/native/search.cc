@@ -25,7 +25,14 @@ namespace paramine {
 void ProbeGate::Enter(size_t* nprobeField, size_t want, int* efField, int wantEf) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!efField) wantEf = 0;
-  cv_.wait(lock, [&] { return active_ == 0 || (current_ == want && currentEf_ == wantEf); });
+  auto fits = [&] { return active_ == 0 || (current_ == want && currentEf_ == wantEf); };
+  if (!queue_.empty() || !fits()) {
+    const uint64_t me = nextTicket_++;
+    queue_.push_back(me);
+    cv_.wait(lock, [&] { return queue_.front() == me && fits(); });
+    queue_.pop_front();
+    cv_.notify_all();  // the next in line may share these settings
+  }
   if (active_ == 0) {
     if (nprobeField) *nprobeField = want;
     current_ = want;

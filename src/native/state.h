@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,10 @@ class ProbeGate {
   int active_ = 0;
   size_t current_ = 0;
   int currentEf_ = 0;
+  // Searches waiting, in arrival order: one whose settings differ waits for the searches running when it
+  // came, not for every later one with the running settings (those queue behind it).
+  std::deque<uint64_t> queue_;
+  uint64_t nextTicket_ = 0;
 };
 
 struct IndexState {

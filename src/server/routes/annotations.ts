@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import {
   annotationId,
+  annotationReport,
   EXPORT_FORMATS,
   EXPORT_MEDIA_TYPE,
   exportLines,
@@ -71,6 +72,10 @@ const summaryQuery = z
   })
   .strict();
 
+const reportQuery = z
+  .object({ scheme: z.enum(SCHEMES).optional(), since: z.string().datetime().optional() })
+  .strict();
+
 const lookupBody = z
   .object({
     pairs: z.array(z.object({ s1: text, s2: text }).strict()).max(500, 'at most 500 pairs'),
@@ -120,6 +125,12 @@ export const annotationRoutes: RoutePlugin = async (app, { ctx, auth }) => {
       latest.push(a);
     }
     return { ...store.summary(q), recent: latest };
+  });
+
+  // What the annotations say about the model's label and the cosine at every cut, and annotator agreement.
+  app.get('/v1/annotations/report', async (req) => {
+    const q = parseInput(reportQuery, req.query, 'query');
+    return annotationReport(store.list(q));
   });
 
   app.post('/v1/annotations/lookup', async (req) => {

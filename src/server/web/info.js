@@ -3,12 +3,41 @@
 import { api, download, explain } from './api.js';
 import { Alert, html, num, useEffect, useState } from './ui.js';
 
+/** How the model's label and the cosine do on the annotators' labels (GET /v1/annotations/report). */
+function ModelReport({ report }) {
+  if (!report || report.pairs === 0) return null;
+  const pct = (x) => `${(100 * x).toFixed(1)}%`;
+  const cut = (name, c) =>
+    c
+      ? html`<tr><td>${name}</td><td>${c.threshold}</td><td>${pct(c.precision)}</td><td>${pct(c.recall)}</td><td>${pct(c.f1)}</td></tr>`
+      : null;
+  const a = report.agreement;
+  return html`<h3>The model on your labels</h3>
+    <p class="muted">${report.pairs} pairs with a majority label (${report.positives} paraphrases, ${report.ties} ties left
+      out); the model's probability and the cosine as they were when each pair was judged.
+      <code>paramine annotations threshold</code> writes the best cut into a copy of the model for this index.</p>
+    <table class="report"><thead><tr><th>score</th><th>best cut</th><th>precision</th><th>recall</th><th>F1</th></tr></thead>
+      <tbody>${cut('model P(paraphrase)', report.best.model)}${cut('cosine alone', report.best.cosine)}</tbody></table>
+    ${
+      a.shared > 0
+        ? html`<p>Agreement on ${a.shared} pairs labeled by several people: Krippendorff's α ${a.alpha.binary ?? '–'}
+          (paraphrase or not), ${a.alpha.labels ?? '–'} (labels)${a.kappa.map(
+            (k) => html` · κ ${k.a || 'anonymous'}/${k.b || 'anonymous'} ${k.binary} on ${k.pairs}`,
+          )}</p>`
+        : null
+    }`;
+}
+
 export function AnnotationsView({ config }) {
   const [summary, setSummary] = useState(null);
+  const [report, setReport] = useState(null);
   const [error, setError] = useState('');
   useEffect(() => {
     api('/v1/annotations/summary?recent=30')
       .then(setSummary)
+      .catch((e) => setError(explain(e)));
+    api('/v1/annotations/report')
+      .then(setReport)
       .catch((e) => setError(explain(e)));
   }, []);
   const get = (scheme, format) =>
@@ -29,6 +58,7 @@ export function AnnotationsView({ config }) {
           })}</tbody></table>`
         : null
     }
+    <${ModelReport} report=${report} />
     <h3>Export for training</h3>
     <p class="muted">Pair files that <code>scripts/train_sbert.py --pairs</code>, <code>paramine bench</code> and the
       other pair readers take: one label scheme a file.</p>

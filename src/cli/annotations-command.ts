@@ -1,0 +1,111 @@
+/**
+ * `paramine annotations report|threshold`: what the web page's annotations say about the cross-encoder
+ * (the same report as GET /v1/annotations/report), and a copy of the cross-encoder for one index whose
+ * label cut is the one with the best F1 on those annotations.
+ */
+import { copyFile, link, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { type AnnotationReport, AnnotationStore, annotationReport } from '../annotations/index.js';
+import { writeFileAtomic } from '../durable.js';
+import { ParamineError } from '../errors.js';
+import { ConfigSchema } from '../models/dir.js';
+import { resolveModelDir } from '../models/resolve.js';
+import { DEFAULT_RERANKER } from '../service/index.js';
+import { parseInput } from '../validate.js';
+
+const common = z.object({
+  index: z.string().min(1),
+  annotationsDir: z.string().min(1).optional(),
+  url: z.string().url().optional(),
+});
+
+async function report(o: z.output<typeof common>): Promise<AnnotationReport> {
+  if (o.url !== undefined) {
+    const res = await fetch(new URL('/v1/annotations/report', o.url));
+    if (!res.ok)
+      throw new ParamineError('UNAVAILABLE', `${o.url}: GET /v1/annotations/report answered ${res.status}`);
+    return (await res.json()) as AnnotationReport;
+  }
+  const store = AnnotationStore.open(o.annotationsDir ?? join(o.index, 'annotations'));
+  try {
+    return annotationReport(store.list());
+  } finally {
+    await store.close();
+  }
+}
+
+/** Copies a model directory (hard links where the file system allows: graphs are large and never edited). */
+async function copyModel(from: string, to: string): Promise<void> {
+  await mkdir(to, { recursive: true });
+  for (const name of await readdir(from)) {
+    const src = join(from, name);
+    if ((await stat(src)).isDirectory()) await copyModel(src, join(to, name));
+    else if (name !== 'config.json')
+      await link(src, join(to, name)).catch(() => copyFile(src, join(to, name)));
+  }
+}
+
+const thresholdOptions = common.extend({
+  reranker: z.string().min(1).default(DEFAULT_RERANKER),
+  out: z.string().min(1).optional(),
+  minPairs: z.coerce.number().int().min(1).default(50),
+});
+
+async function threshold(raw: Record<string, unknown>): Promise<void> {
+  const o = parseInput(thresholdOptions, raw, 'options');
+  const r = await report(o);
+  const best = r.best.model;
+  if (best === undefined || r.withProbability < o.minPairs) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      `only ${r.withProbability} judged pairs carry the model's probabilities (need ${o.minPairs}, --min-pairs): annotate more from search results first`,
+    );
+  }
+  const dir = resolveModelDir(o.reranker, 'reranker');
+  const out = o.out ?? join(o.index, 'rerankers', basename(dir));
+  const config = ConfigSchema.parse(JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')));
+  const paramine = { ...(config.paramine ?? {}) };
+  // The annotations store the probability the page showed: the calibrated one when the model has a calibration.
+  if (paramine.calibration) paramine.calibration = { ...paramine.calibration, threshold: best.threshold };
+  else paramine.threshold = best.threshold;
+  await copyModel(dir, out);
+  await writeFileAtomic(join(out, 'config.json'), `${JSON.stringify({ ...config, paramine }, null, 2)}\n`);
+  process.stdout.write(
+    `${out}: label cut ${best.threshold} (F1 ${best.f1}, precision ${best.precision}, recall ${best.recall} on ` +
+      `${r.withProbability} annotated pairs; cosine alone at best F1 ${r.best.cosine?.f1 ?? '-'})\n` +
+      `serve it with: paramine serve --index ${o.index} --reranker ${out}\n`,
+  );
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('annotations')
+    .description(
+      "what the web page's annotations say about the cross-encoder, and a label cut chosen from them",
+    );
+  const source = (c: Command) =>
+    c
+      .requiredOption('--index <dir>', 'the index the annotations were made on')
+      .option(
+        '--annotations-dir <dir>',
+        'the annotation store (default: INDEX/annotations; the service must be stopped)',
+      )
+      .option('--url <url>', 'read the report from a running service instead of the store');
+  source(
+    cmd.command('report').description('precision / recall at each cut, and annotator agreement (JSON)'),
+  ).action(async (raw: Record<string, unknown>) => {
+    const r = await report(parseInput(common, raw, 'options'));
+    process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+  });
+  source(
+    cmd
+      .command('threshold')
+      .description('copy the cross-encoder for this index with the label cut of best F1 on the annotations'),
+  )
+    .option('--reranker <name|dir>', 'the cross-encoder the annotations were made with', DEFAULT_RERANKER)
+    .option('--out <dir>', 'where the copy goes (default: INDEX/rerankers/NAME)')
+    .option('--min-pairs <n>', 'fewest annotated pairs to choose a cut from', '50')
+    .action(threshold);
+}
