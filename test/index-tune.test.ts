@@ -15,6 +15,7 @@ import {
   readManifest,
   recallOf,
   ShardedIndex,
+  tuneIndex,
   tuneIndexDir,
   VectorFile,
 } from '../src/index/index.js';
@@ -95,6 +96,22 @@ t.test('tuned defaults reach the target recall on an independent query sample', 
       result.front.map((p) => `${p.nprobe}/${p.efSearch}/${p.kFactor}: ${p.recall} ${p.p50Ms} ms`).join(', '),
   );
   t.ok(result.tuning.reached, 'some setting reaches 0.95');
+  // The full sweep walks every series to saturation: more settings for the same target.
+  const [fi, fv] = [await ShardedIndex.open(out), (await VectorFile.open(out)) as VectorFile];
+  const fullSweep = await tuneIndex(fi, fv, {
+    ...{ queries: 1000, targetRecall: target, latencyQueries: 60, seed: 5 },
+    ...{ kFactors: [1, 2, 4, 8, 16], efFactors: [1, 4], sweep: 'full' as const },
+  });
+  await fi.close();
+  await fv.close();
+  t.ok(
+    result.tuning.settings < fullSweep.tuning.settings,
+    `target sweep ${result.tuning.settings} settings, full ${fullSweep.tuning.settings}`,
+  );
+  t.ok(
+    fullSweep.chosen.recall >= target && result.chosen.recall >= target,
+    'both choose a point past the target',
+  );
   t.same(m.operatingPoints, result.front, 'the front is in the manifest');
   const points = m.operatingPoints ?? [];
   t.ok(points.length >= 3, `${points.length} operating points`);

@@ -137,6 +137,9 @@ t.test('a search with other nprobe waits for the searches running, not for later
   stop = true;
   await Promise.all(workers);
   t.ok(issuedBefore > 4, `the stream was running (${issuedBefore} searches issued)`);
-  t.ok(overtook <= 4, `${overtook} stream searches issued after it finished before it (at most one per worker)`);
+  t.ok(
+    overtook <= 4,
+    `${overtook} stream searches issued after it finished before it (at most one per worker)`,
+  );
   await index.close();
 });

@@ -322,8 +322,16 @@ t.test('mapFile maps windows; a window past the ArrayBuffer limit is an error, n
   const whole = mapFile(path);
   t.equal(whole?.byteLength, rows.byteLength);
   const second = mapFile(path, 4096 * 4, 4096 * 4) as ArrayBuffer;
-  t.same([new Float32Array(second)[0], new Float32Array(second)[4095]], [4096, 8191], 'the second page-aligned window');
-  t.equal(mapFile(path, 2 * 4096 * 4, 10 ** 9)?.byteLength, 4096 * 4, 'a window is cut at the end of the file');
+  t.same(
+    [new Float32Array(second)[0], new Float32Array(second)[4095]],
+    [4096, 8191],
+    'the second page-aligned window',
+  );
+  t.equal(
+    mapFile(path, 2 * 4096 * 4, 10 ** 9)?.byteLength,
+    4096 * 4,
+    'a window is cut at the end of the file',
+  );
   t.throws(() => mapFile(path, 3), { code: 'BAD_INPUT' }, 'offsets are page-aligned');
   // A sparse file of 9 GiB: mapping it whole exceeds V8's limit for one ArrayBuffer.
   const big = join(dir, 'big.f32');

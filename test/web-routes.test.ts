@@ -154,7 +154,11 @@ t.test('annotations: write, replace, look up, summarize, export, undo', async (t
   const summary = JSON.parse((await call(t, app, { url: '/v1/annotations/summary?scheme=turku' }, 200)).body);
   t.match(summary, { total: 1, byLabel: { 'turku:4<is': 1 } });
   const report = JSON.parse((await call(t, app, { url: '/v1/annotations/report?scheme=turku' }, 200)).body);
-  t.match(report, { pairs: 1, positives: 1, ties: 0, agreement: { shared: 0 } }, 'the report over the same record');
+  t.match(
+    report,
+    { pairs: 1, positives: 1, ties: 0, agreement: { shared: 0 } },
+    'the report over the same record',
+  );
   await call(t, app, { url: '/v1/annotations/report?since=yesterday' }, 400);
   const jsonl = await call(t, app, { url: '/v1/annotations?scheme=turku' }, 200);
   t.match(jsonl.headers['content-disposition'], /attachment; filename="annotations.jsonl"/);

@@ -5,7 +5,11 @@
  *      each left out of its own results (as a mining job leaves a sentence out of its neighbours);
  *   2. their exact top k by streaming brute force over the stored vectors (exact.ts: bounded memory);
  *   3. a sweep of nprobe, the HNSW quantizer's efSearch and the refine factor (kFactor): recall@k of each
- *      setting on all queries (batched), and single-query latency p50 / p99 on `latencyQueries` of them;
+ *      setting on all queries (batched), and single-query latency p50 / p99 on `latencyQueries` of them.
+ *      The default sweep ('target') serves the target: each series of nprobe stops once its recall is past
+ *      the target plus a margin (costlier points could only be chosen for recall nobody asked for), and a
+ *      point below the target is timed on a fifth of the queries (it can only be an operating point for a
+ *      lower recall, where a rough latency does); 'full' walks every series to saturation;
  *   4. the Pareto front (cheapest first) becomes the manifest's `operatingPoints`, and the search
  *      defaults the cheapest point that reaches `targetRecall` (the most accurate one if none does).
  *
@@ -42,6 +46,8 @@ export interface TuneOptions {
   kFactors?: number[];
   /** efSearch as multiples of nprobe (HNSW coarse quantizer only; default 1, 2, 4). */
   efFactors?: number[];
+  /** 'target' (default): stop each series past the target, time points below it roughly; 'full': everything. */
+  sweep?: 'target' | 'full';
   /** Ids that must not be drawn as queries (e.g. another sample kept for checking). */
   avoidIds?: ReadonlySet<number>;
   /** Rows per brute-force batch (exact.ts). */
@@ -164,7 +170,10 @@ function powersUpTo(max: number): number[] {
   return out;
 }
 
-/** Measures one setting: recall on every query (batched), latency on the first `singles` (one by one). */
+/**
+ * Measures one setting: recall on every query (batched), latency on the first `singles` (one by one), or
+ * on `singles / rough` of them when the recall is below `target` (a rough latency will do there).
+ */
 async function measure(
   index: ShardedIndex,
   queries: Float32Array,
@@ -173,12 +182,15 @@ async function measure(
   k: number,
   singles: number,
   params: ShardSearchParams,
+  rough: number,
+  target: number,
 ): Promise<OperatingPoint> {
   const approx = await searchHeldOut(index, queries, ids, k, params);
   const { recall, stderr } = recallOf(exact, approx, ids.length, k);
   const dim = index.dim;
   const times: number[] = [];
-  for (let q = 0; q < singles; q++) {
+  const timed = recall < target ? Math.max(Math.min(singles, 20), Math.ceil(singles / rough)) : singles;
+  for (let q = 0; q < timed; q++) {
     const t0 = performance.now();
     await index.search(queries.subarray(q * dim, (q + 1) * dim), k + 1, params);
     times.push(performance.now() - t0);
@@ -217,6 +229,9 @@ export async function tuneIndex(
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const singles = Math.min(ids.length, options.latencyQueries ?? 300);
+  const full = options.sweep === 'full';
+  // Past the target by two standard errors of the recall (or 0.005): another query sample still reaches it.
+  const past = (p: OperatingPoint) => p.recall - Math.max(2 * (p.recallStderr ?? 0), 0.005) >= target;
   const grid = gridFor(manifest, options);
   const total = grid.nprobes.length * grid.kFactors.length * grid.efFactors.length;
   const measured: OperatingPoint[] = [];
@@ -238,11 +253,12 @@ export async function tuneIndex(
         const key = `${nprobe}/${kFactor}/${efSearch}`;
         if (seen.has(key)) continue;
         seen.add(key);
-        const point = await measure(index, queries, ids, exact, k, singles, params);
+        const point = await measure(index, queries, ids, exact, k, singles, params, full ? 1 : 5, target);
         measured.push(point);
         options.onProgress?.({ stage: 'sweep', done: series * grid.nprobes.length + i + 1, total });
-        // Saturated: more lists add time, not recall.
+        // Saturated: more lists add time, not recall. Or, serving the target: past it.
         if (point.recall >= 0.9999 || (nprobe >= 16 && point.recall - previous < 0.0005)) break;
+        if (!full && past(point)) break;
         previous = point.recall;
       }
       options.onProgress?.({ stage: 'sweep', done: ++series * grid.nprobes.length, total });

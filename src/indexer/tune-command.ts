@@ -19,6 +19,8 @@ export const tuneOptionsSchema = z.object({
   latencyQueries: z.coerce.number().int().min(10).max(100_000).default(300),
   seed: z.coerce.number().int().default(20),
   threads: z.coerce.number().int().min(1).max(1024).optional(),
+  /** Walk every series to saturation (the default stops each past the target). */
+  full: z.boolean().default(false),
   quiet: z.boolean().default(false),
 });
 export type TuneCommandOptions = z.input<typeof tuneOptionsSchema>;
@@ -49,6 +51,7 @@ export async function runTune(input: TuneCommandOptions, log: (line: string) => 
     k: o.k,
     latencyQueries: o.latencyQueries,
     seed: o.seed,
+    sweep: o.full ? 'full' : 'target',
     onProgress: (p) => {
       if (p.stage === 'truth') {
         truth.update(p.done, p.total);
@@ -88,6 +91,7 @@ export function register(program: Command): void {
     .option('--latency-queries <n>', 'queries timed one at a time for p50/p99', num, 300)
     .option('--seed <n>', 'seed of the query sample', num, 20)
     .option('--threads <n>', 'FAISS threads while searching', num)
+    .option('--full', 'sweep every setting to saturation (default: stop each series past the target)', false)
     .option('--quiet', 'no progress output', false)
     .action(async (o: Record<string, unknown>) => {
       await runTune(o as TuneCommandOptions, (line) => process.stdout.write(`${line}\n`));
