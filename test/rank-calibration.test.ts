@@ -9,6 +9,7 @@ import t from 'tap';
 import { CrossEncoder } from '../src/rerank/index.js';
 import { calibrated, rerankRows, rescaled } from '../src/search/rank.js';
 import type { Candidate } from '../src/search/types.js';
+import { labelAt } from '../src/text/labels.js';
 
 const cal = { w_logit: 0.5, w_cosine: 8, bias: -6 };
 
@@ -82,6 +83,54 @@ t.test(
     t.ok(
       Math.abs(pos(row[0] as Candidate) - 1 / (1 + Math.exp(-(50 * 0.9 - 25)))) < 1e-3,
       'reported as P(paraphrase)',
+    );
+  },
+);
+
+t.test(
+  'labelAt: the cut on P(paraphrase) decides between the positive and the negative labels',
+  async (t) => {
+    const probs = { not_paraphrase: 0.3, paraphrase: 0.7 };
+    t.equal(labelAt(probs, ['paraphrase']), 'paraphrase', 'no cut: the arg-max');
+    t.equal(labelAt(probs, ['paraphrase'], 0.8), 'not_paraphrase', '0.7 is under a cut of 0.8');
+    t.equal(
+      labelAt({ '4': 0.2, '3': 0.15, '2': 0.5, '1': 0.15 }, ['4', '3'], 0.3),
+      '4',
+      'Turku: the likelier positive',
+    );
+  },
+);
+
+t.test(
+  'a model whose config says rerank_order cosine labels candidates and keeps the cosine order',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'paramine-order-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    cpSync('test/fixtures/tiny-turku', dir, { recursive: true });
+    const cfgPath = join(dir, 'config.json');
+    const cfg = JSON.parse(readFileSync(cfgPath, 'utf8'));
+    // The calibration would put the lowest cosine first; the order stays the cosine's all the same.
+    cfg.paramine = {
+      label_scheme: 'turku',
+      rerank_order: 'cosine',
+      calibration: { w_logit: 1e-6, w_cosine: -50, bias: 25 },
+    };
+    writeFileSync(cfgPath, JSON.stringify(cfg));
+    const ce = await CrossEncoder.open(dir, { worker: false });
+    t.teardown(() => ce.close());
+    t.equal(ce.rerankOrder, 'cosine');
+    const row = [0.9, 0.5, 0.2].map(
+      (cosine, i) => ({ id: i, text: `candidate ${i}`, cosine, annRank: i + 1 }) as unknown as Candidate,
+    );
+    await rerankRows(ce, ['a query'], [row]);
+    t.same(
+      row.map((c) => c.cosine),
+      [0.9, 0.5, 0.2],
+      'cosine order kept',
+    );
+    t.ok(
+      row.every((c) => c.label !== undefined),
+      'every candidate still labeled',
     );
   },
 );

@@ -92,13 +92,32 @@ def run(args, out: Path) -> dict:
     report = {"calibration": cal, "fit": calibrate.compare(fit_rows, scores, cal),
               "evaluation": {n: calibrate.compare(rows, scores, cal) for n, rows in evals.items()},
               "candidates": {n: read_json(work / f"candidates-{n}.meta.json") for n in TASKS}}
+    report["decision"] = decide(report)
     log(f"calibration: {json.dumps(report)}")
     cfg = json.loads((out / "config.json").read_text())
-    cfg.setdefault("paramine", {})["calibration"] = cal
+    block = cfg.setdefault("paramine", {})
+    block.pop("calibration", None)
+    block.pop("rerank_order", None)
+    if report["decision"] == "calibrated":
+        block["calibration"] = cal
+    elif report["decision"] == "cosine":
+        block["rerank_order"] = "cosine"
     (out / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     write_json(out / "calibration.json", report, indent=1)
     write_card_section(out / "README.md", report)
     return report
+
+
+def decide(report: dict) -> str:
+    """What the service ranks by: the calibrated order if it lowers top-1 on no set against the bi-encoder
+    alone; else the cross-encoder alone if that lowers it nowhere; else the cosine order (labels still the
+    model's: `paramine.rerank_order` = cosine, and the search response says so)."""
+    sets = [report["fit"], *report["evaluation"].values()]
+
+    def holds(order: str) -> bool:
+        return all(s[order]["top1"] >= s["bi-encoder"]["top1"] for s in sets)
+
+    return "calibrated" if holds("calibrated") else "cross-encoder" if holds("cross-encoder") else "cosine"
 
 
 def write_card_section(readme: Path, r: dict):
@@ -111,8 +130,11 @@ def write_card_section(readme: Path, r: dict):
     text = f"""{MARK}
 ## Calibration (ranking)
 
-`config.json`'s `paramine.calibration` combines this cross-encoder with the bi-encoder `{cal['encoder']}`: the rerank
-order and the reported paraphrase probability are `sigmoid({cal['w_logit']} * logit(P(paraphrase)) +
+What the service ranks by (decided on the sets below: an order may lower top-1 against the bi-encoder alone on
+none of them): **{ {"calibrated": "the calibrated order", "cross-encoder": "the cross-encoder alone (no calibration written)", "cosine": "the cosine order (`paramine.rerank_order` = cosine; labels and probabilities are still the model's)"}[r["decision"]] }**.
+
+The calibration fitted combines this cross-encoder with the bi-encoder `{cal['encoder']}`: the rerank
+order and the reported paraphrase probability would be `sigmoid({cal['w_logit']} * logit(P(paraphrase)) +
 {cal['w_cosine']} * cosine + {cal['bias']})`, a logistic regression fitted on {cal['fitted_on']}. Offline check on
 exact-search candidates among same-domain sentences of ../shared/data (`scripts/paramine_train/reranker_calibrate.py`;
 paramine's own benchmark, IVF-PQ among 208k sentences, is in BENCHMARKS.md):

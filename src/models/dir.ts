@@ -18,6 +18,12 @@ export const ConfigSchema = z.looseObject({
        * `paramine labels threshold` from an index's annotations); absent: the arg-max label (0.5 for binary).
        */
       threshold: z.number().gt(0).lt(1).optional(),
+      /**
+       * How reranked candidates are ordered: by P(paraphrase) (default), or kept in cosine order when the
+       * training script found that reordering by the model lowers top-1 on a validation set (the labels
+       * and probabilities are still the model's).
+       */
+      rerank_order: z.enum(['probability', 'cosine']).optional(),
       /** Rerank calibration with the bi-encoder's cosine (scripts/paramine_train/calibrate.py). */
       calibration: z
         .looseObject({

@@ -47,6 +47,8 @@ export interface PairScorer {
   readonly positiveLabels: readonly string[];
   /** How to combine P(paraphrase) with the bi-encoder cosine when ranking (wrappers must pass it on). */
   readonly calibration?: Calibration | undefined;
+  /** 'cosine': reranked rows keep the bi-encoder's order (config.json's `paramine.rerank_order`). */
+  readonly rerankOrder?: 'probability' | 'cosine' | undefined;
   /** One score per pair, in order. The signal works as for `Embedder.encode`. */
   score(pairs: readonly Pair[], signal?: AbortSignal): Promise<PairScore[]>;
   /** Batched ports only: throws OVERLOADED at once when `n` more pairs would be refused now. */

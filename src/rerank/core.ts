@@ -24,6 +24,8 @@ export interface CrossEncoderInfo extends ModelInfo {
   calibration?: Calibration | undefined;
   /** config.json's `paramine.threshold`: the label cut on P(paraphrase) (absent: arg-max). */
   threshold?: number | undefined;
+  /** config.json's `paramine.rerank_order`. */
+  rerankOrder?: 'probability' | 'cosine' | undefined;
 }
 
 export type { Pair, PairScore };
@@ -93,6 +95,7 @@ export class CrossEncoderCore extends RuntimeCore {
       positiveLabels: [...this.positiveLabels],
       calibration: this.rt.modelDir.config.paramine?.calibration,
       threshold: this.threshold,
+      rerankOrder: this.rt.modelDir.config.paramine?.rerank_order,
       modelId: this.modelId,
       onnxSha256: this.onnxSha256,
       onnxFile: this.onnxFile,

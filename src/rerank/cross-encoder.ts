@@ -60,6 +60,11 @@ export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> impleme
     return this.backend.info.calibration;
   }
 
+  /** config.json's `paramine.rerank_order` ('cosine': reranked rows keep the bi-encoder's order). */
+  get rerankOrder(): 'probability' | 'cosine' | undefined {
+    return this.backend.info.rerankOrder;
+  }
+
   /** Per pair: every label's probability (summing to 1) and the arg-max label. */
   async score(pairs: readonly Pair[]): Promise<PairScore[]> {
     checkPairs(pairs);

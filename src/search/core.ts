@@ -127,6 +127,7 @@ export class SearchCore {
     );
     return {
       results,
+      ...(reranker ? { order: reranker.rerankOrder ?? 'probability' } : {}),
       timings: { encodeMs: vectors.ms, searchMs, rerankMs, totalMs: performance.now() - started },
     };
   }

@@ -69,7 +69,8 @@ export async function rerankRows(
       c.probabilities = score.probabilities;
     }
     const p = (c: Candidate) => positiveProbability(c.probabilities ?? {}, scorer.positiveLabels);
-    row.sort((a, b) => p(b) - p(a));
+    // A model whose order lowered top-1 on validation labels the candidates but leaves the cosine order.
+    if (scorer.rerankOrder !== 'cosine') row.sort((a, b) => p(b) - p(a));
     row.forEach((c, i) => {
       c.rerankRank = i + 1;
     });

@@ -82,5 +82,7 @@ export interface Timings {
 
 export interface SearchResponse {
   results: QueryResult[];
+  /** With rerank: how the candidates are ordered ('cosine' where the model's order was found to hurt). */
+  order?: 'probability' | 'cosine';
   timings: Timings;
 }

@@ -68,6 +68,7 @@ export class BatchedScorer {
       positiveLabels: inner.positiveLabels,
       // The calibration travels with the port: without it the service would rank uncalibrated.
       ...(inner.calibration === undefined ? {} : { calibration: inner.calibration }),
+      ...(inner.rerankOrder === undefined ? {} : { rerankOrder: inner.rerankOrder }),
       ...(unbounded ? {} : { admit: (n: number) => this.batcher.admit(n) }),
       score: (pairs, signal) => this.batcher.submit(pairs, { signal, unbounded }),
     };
