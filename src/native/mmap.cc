@@ -19,10 +19,14 @@
 namespace paramine {
 
 // mapFile(path, offset?, length?): a window of the file (offset a multiple of the page size; default the
-// whole file). V8 refuses external ArrayBuffers past its size limit (a 7.7 GB column was seen to abort the
-// process through node-addon-api's failure path, which freed its finalizer hint twice): the buffer is made
-// with the plain N-API call, and on failure the mapping is released once and a BAD_FILE error thrown, so a
-// caller can map large files in windows.
+// whole file). A window past kMaxWindow is refused with BAD_FILE (a 7.7 GB column used to abort the process),
+// so a caller maps large files in windows; should N-API still fail, the mapping is released once and a
+// BAD_FILE error thrown.
+// Node's largest Buffer (buffer.constants.MAX_LENGTH, 2^32 on 64-bit Node 20). N-API makes an external
+// ArrayBuffer through a Buffer, and past this size its failure path frees its finalizer record twice and aborts
+// the process, whatever the caller does after: so a bigger window is refused before N-API is asked.
+constexpr size_t kMaxWindow = size_t{1} << 32;
+
 Napi::Value MapFile(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsString()) throw MakeError(env, "BAD_INPUT", "mapFile: path must be a string");
@@ -48,6 +52,12 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
   if (size == 0) {
     close(fd);
     return Napi::ArrayBuffer::New(env, 0);
+  }
+  if (size > kMaxWindow) {
+    close(fd);
+    throw MakeError(env, "BAD_FILE",
+                    path + ": a window of " + std::to_string(size) + " bytes is over the " +
+                        std::to_string(kMaxWindow) + " one ArrayBuffer may hold; map it in smaller windows");
   }
   void* addr = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, static_cast<off_t>(offset));
   int err = errno;

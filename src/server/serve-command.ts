@@ -205,6 +205,20 @@ export function register(program: Command, extension?: ServeExtension): void {
   extension?.options(cmd);
 }
 
+/** The encoder's and the cross-encoder's batching from the flags. */
+function batchOptions(o: ServeOptions) {
+  const common = { maxWaitMs: o.batchWaitMs, waitBudgetMs: o.waitBudgetMs };
+  return {
+    batch: { ...common, maxBatch: o.batchMax, maxQueue: o.queueMax, maxBatchTokens: o.batchTokens },
+    rerankBatch: {
+      ...common,
+      maxBatch: o.rerankBatchMax,
+      maxQueue: o.rerankQueueMax,
+      maxBatchTokens: o.rerankBatchTokens,
+    },
+  };
+}
+
 /** Opens the service, builds the app, resumes unfinished jobs and listens until SIGTERM / SIGINT. */
 async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
   const keys = loadApiKeys({
@@ -218,20 +232,7 @@ async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
     index: o.index,
     model: o.model,
     reranker: o.reranker,
-    batch: {
-      maxBatch: o.batchMax,
-      maxWaitMs: o.batchWaitMs,
-      maxQueue: o.queueMax,
-      waitBudgetMs: o.waitBudgetMs,
-      maxBatchTokens: o.batchTokens,
-    },
-    rerankBatch: {
-      maxBatch: o.rerankBatchMax,
-      maxWaitMs: o.batchWaitMs,
-      maxQueue: o.rerankQueueMax,
-      waitBudgetMs: o.waitBudgetMs,
-      maxBatchTokens: o.rerankBatchTokens,
-    },
+    ...batchOptions(o),
     mmap: o.mmap,
     verify: o.verify,
     spinning: o.ortSpin,
