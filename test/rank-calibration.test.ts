@@ -5,13 +5,25 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { CrossEncoder } from '../src/rerank/index.js';
 import { calibrated, rerankRows, rescaled } from '../src/search/rank.js';
 import type { Candidate } from '../src/search/types.js';
 import { labelAt } from '../src/text/labels.js';
 
 const cal = { w_logit: 0.5, w_cosine: 8, bias: -6 };
+
+/** The tiny Turku cross-encoder with `paramine` as its config block, opened in this thread. */
+async function tinyWith(t: Test, paramine: Record<string, unknown>): Promise<CrossEncoder> {
+  const dir = mkdtempSync(join(tmpdir(), 'paramine-cal-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync('test/fixtures/tiny-turku', dir, { recursive: true });
+  const cfgPath = join(dir, 'config.json');
+  writeFileSync(cfgPath, JSON.stringify({ ...JSON.parse(readFileSync(cfgPath, 'utf8')), paramine }));
+  const ce = await CrossEncoder.open(dir, { worker: false });
+  t.teardown(() => ce.close());
+  return ce;
+}
 
 t.test('calibrated: sigmoid of the weighted logit and cosine; monotone in both', async (t) => {
   const z = 0.5 * Math.log(0.8 / 0.2) + 8 * 0.7 - 6;
@@ -59,16 +71,11 @@ t.test('rescaled: positives share p in proportion, the rest 1 - p; the label fol
 t.test(
   'a cross-encoder reads paramine.calibration from config.json; rerankRows ranks by the calibrated value',
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'paramine-cal-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    cpSync('test/fixtures/tiny-turku', dir, { recursive: true });
-    const cfgPath = join(dir, 'config.json');
-    const cfg = JSON.parse(readFileSync(cfgPath, 'utf8'));
     // cosine alone decides: the model's own probabilities barely count
-    cfg.paramine = { label_scheme: 'turku', calibration: { w_logit: 1e-6, w_cosine: 50, bias: -25 } };
-    writeFileSync(cfgPath, JSON.stringify(cfg));
-    const ce = await CrossEncoder.open(dir, { worker: false });
-    t.teardown(() => ce.close());
+    const ce = await tinyWith(t, {
+      label_scheme: 'turku',
+      calibration: { w_logit: 1e-6, w_cosine: 50, bias: -25 },
+    });
     t.same(ce.calibration, { w_logit: 1e-6, w_cosine: 50, bias: -25 });
     const row = [0.2, 0.9, 0.5].map(
       (cosine, i) => ({ id: i, text: `candidate ${i}`, cosine, annRank: i + 1 }) as unknown as Candidate,
@@ -104,20 +111,12 @@ t.test(
 t.test(
   'a model whose config says rerank_order cosine labels candidates and keeps the cosine order',
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'paramine-order-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    cpSync('test/fixtures/tiny-turku', dir, { recursive: true });
-    const cfgPath = join(dir, 'config.json');
-    const cfg = JSON.parse(readFileSync(cfgPath, 'utf8'));
     // The calibration would put the lowest cosine first; the order stays the cosine's all the same.
-    cfg.paramine = {
+    const ce = await tinyWith(t, {
       label_scheme: 'turku',
       rerank_order: 'cosine',
       calibration: { w_logit: 1e-6, w_cosine: -50, bias: 25 },
-    };
-    writeFileSync(cfgPath, JSON.stringify(cfg));
-    const ce = await CrossEncoder.open(dir, { worker: false });
-    t.teardown(() => ce.close());
+    });
     t.equal(ce.rerankOrder, 'cosine');
     const row = [0.9, 0.5, 0.2].map(
       (cosine, i) => ({ id: i, text: `candidate ${i}`, cosine, annRank: i + 1 }) as unknown as Candidate,

@@ -18,7 +18,7 @@ import { ensureDemoIndex } from './demo-index.js';
 import { defineBenchmark, type Log, list } from './harness.js';
 import { machineInfo } from './machine.js';
 import { quantile } from './metrics.js';
-import { indexInfo, sampleQueries } from './serve-load.js';
+import { indexInfo, sampleQueries, searchLoad } from './serve-load.js';
 
 const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
 /** "off": a budget no request reaches, so only the count bounds refuse. */
@@ -46,39 +46,13 @@ const stats = (ms: number[]) => ({
 
 /** Closed-loop load; every answer's status and latency. */
 async function load(url: string, texts: string[], o: Options, clients: number, duration: number) {
-  const { default: autocannon } = await import('autocannon');
   const bodies = texts.map((text) => JSON.stringify({ text, k: 10, candidates: o.candidates }));
-  let next = 0;
   const byStatus = new Map<number, number[]>();
-  let done: (r: { duration: number; errors: number; timeouts: number }) => void = () => {};
-  let failed: (e: unknown) => void = () => {};
-  const finished = new Promise<{ duration: number; errors: number; timeouts: number }>((ok, fail) => {
-    done = ok;
-    failed = fail;
-  });
-  const instance = autocannon(
-    {
-      url,
-      connections: clients,
-      duration,
-      timeout: 120,
-      requests: [
-        {
-          method: 'POST',
-          path: '/v1/search',
-          headers: { 'content-type': 'application/json' },
-          setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }),
-        },
-      ],
-    },
-    (err: unknown, result) => (err ? failed(err) : done(result)),
-  );
-  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+  const r = await searchLoad(url, bodies, clients, duration, (status, ms) => {
     const l = byStatus.get(status) ?? [];
     l.push(ms);
     byStatus.set(status, l);
   });
-  const r = await finished;
   return { durationS: r.duration, errors: r.errors, timeouts: r.timeouts, byStatus };
 }
 

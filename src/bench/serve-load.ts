@@ -87,6 +87,46 @@ export async function sampleQueries(url: string, total: number, n: number): Prom
   return texts;
 }
 
+/**
+ * autocannon's closed loop on POST /v1/search: `connections` clients sending `bodies` round-robin for
+ * `duration` seconds; `onResponse` sees every answer's status and latency.
+ */
+export async function searchLoad(
+  url: string,
+  bodies: readonly string[],
+  connections: number,
+  duration: number,
+  onResponse?: (status: number, ms: number) => void,
+) {
+  // Loaded here: every `paramine` command loads this module, few of them drive load.
+  const { default: autocannon } = await import('autocannon');
+  let next = 0;
+  return new Promise<import('autocannon').Result>((ok, fail) => {
+    const instance = autocannon(
+      {
+        url,
+        connections,
+        duration,
+        timeout: 120,
+        requests: [
+          {
+            method: 'POST',
+            path: '/v1/search',
+            headers: { 'content-type': 'application/json' },
+            setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }),
+          },
+        ],
+      },
+      (err: unknown, result) => (err ? fail(err) : ok(result)),
+    );
+    if (onResponse) {
+      instance.on('response', (_c: unknown, status: number, _b: number, ms: number) =>
+        onResponse(status, ms),
+      );
+    }
+  });
+}
+
 /** `connections` clients sending the queries round-robin for `duration` seconds. */
 export async function drive(
   url: string,
@@ -96,24 +136,12 @@ export async function drive(
   connections: number,
   duration: number,
 ): Promise<Omit<Cell, 'batching' | 'batchWaitMs'>> {
-  // Loaded here: every `paramine` command loads this module, few of them drive load.
-  const { default: autocannon } = await import('autocannon');
-  const payloads = texts.map((t) => body(t, mode, o));
-  let next = 0;
-  const r = await autocannon({
+  const r = await searchLoad(
     url,
+    texts.map((t) => body(t, mode, o)),
     connections,
     duration,
-    timeout: 120,
-    requests: [
-      {
-        method: 'POST',
-        path: '/v1/search',
-        headers: { 'content-type': 'application/json' },
-        setupRequest: (req) => ({ ...req, body: payloads[next++ % payloads.length] }),
-      },
-    ],
-  });
+  );
   const { p50, p90, p99, mean, max } = r.latency;
   return {
     mode,
