@@ -56,33 +56,38 @@ def read_pairs(paths: list[str], limit: int, seed: int) -> list[tuple[str, str]]
             rows = csv.DictReader(f) if path.endswith((".csv", ".csv.gz")) else (json.loads(line) for line in f)
             for r in rows:
                 for a, b in pairs_of(r):
-                    ka, kb = norm_key(a), norm_key(b)
-                    key = (min(ka, kb), max(ka, kb))
-                    if ka != kb and key not in seen:
+                    key = pair_key(a, b)
+                    if key[0] != key[1] and key not in seen:
                         seen.add(key)
                         out.append((a, b))
     random.Random(seed).shuffle(out)
     return out[:limit] if limit else out
 
 
-def done_rows(out: Path) -> int:
-    """Rows already written (a torn last member, from a crash mid-write, is cut off and redone)."""
+def pair_key(a: str, b: str) -> tuple[str, str]:
+    ka, kb = norm_key(a), norm_key(b)
+    return min(ka, kb), max(ka, kb)
+
+
+def done_keys(out: Path) -> set[tuple[str, str]]:
+    """Pairs already written (a torn last member, from a crash mid-write, is cut off and redone): a restart skips
+    them whatever order its input comes in (a rebuilt candidate file may list the same pairs differently)."""
     if not out.exists():
-        return 0
-    n, good = 0, []
+        return set()
+    keys, good = set(), []
     try:
         with gzip.open(out, "rt", encoding="utf-8") as f:
             for line in f:
-                json.loads(line)
+                r = json.loads(line)
                 good.append(line)
-                n += 1
+                keys.add(pair_key(r["s1"], r["s2"]))
     except (EOFError, OSError, json.JSONDecodeError):
-        log(f"{out}: a torn chunk at the end after {n} rows; rewriting the file without it")
+        log(f"{out}: a torn chunk at the end after {len(good)} rows; rewriting the file without it")
         tmp = out.with_suffix(".tmp")
         with gzip.open(tmp, "wt", encoding="utf-8") as f:
             f.writelines(good)
         tmp.replace(out)
-    return n
+    return keys
 
 
 def main():
@@ -101,11 +106,12 @@ def main():
     pairs = read_pairs(args.pairs, args.limit, args.seed)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    start = done_rows(out)
-    log(f"{len(pairs)} pairs; {start} already scored in {out}")
+    done = done_keys(out)
+    todo = [p for p in pairs if pair_key(*p) not in done]
+    log(f"{len(pairs)} pairs; {len(pairs) - len(todo)} already scored in {out}")
     t0, scored = time.time(), 0
-    for b in range(start, len(pairs), args.chunk):
-        chunk = pairs[b: b + args.chunk]
+    for b in range(0, len(todo), args.chunk):
+        chunk = todo[b: b + args.chunk]
         p = score_pairs(Path(args.model), chunk, args.threads)
         rows = [{"s1": a, "s2": s, "p": round(x, 5), **({} if args.relabel is None else {"label": int(x >= args.relabel)})}
                 for (a, s), x in zip(chunk, p)]
@@ -113,8 +119,9 @@ def main():
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         scored += len(chunk)
         el = time.time() - t0
-        log(f"{b + len(chunk)}/{len(pairs)} scored ({scored / el:.1f} pairs/s, "
-            f"eta {(len(pairs) - b - len(chunk)) / max(scored / el, 1e-9) / 60:.1f} min)")
+        left = len(todo) - b - len(chunk)
+        log(f"{len(pairs) - left}/{len(pairs)} scored ({scored / el:.1f} pairs/s, "
+            f"eta {left / max(scored / el, 1e-9) / 60:.1f} min)")
         if args.max_minutes and el > args.max_minutes * 60:
             log(f"STOP: --max-minutes {args.max_minutes}; run again with the same arguments to go on")
             return
