@@ -47,7 +47,6 @@ export function addSettings(cmd: Command, settings: Settings, lenient = false): 
     if (s.env !== undefined) o.env(s.env);
     if (s.default !== undefined && !s.negates) o.default(s.default);
     if (s.choices !== undefined) o.choices(s.choices);
-    if (s.flag.startsWith('--') && /<.*\.\.\.>/.test(s.flag)) o.variadic = true;
     cmd.addOption(o);
   }
   return cmd;

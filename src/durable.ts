@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { open, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 
 /** The temporary name a writer fills before `path` is replaced (per process: two writers never share it). */
 export const tempPathOf = (path: string): string => `${path}.tmp-${process.pid}`;
@@ -29,19 +29,42 @@ function fsyncPathSync(path: string): void {
   }
 }
 
-/** fsync of a directory, so a rename in it is on disk; some file systems refuse it (EINVAL/EISDIR): skipped. */
+/** Some file systems refuse to fsync a directory: the rename happened, only its durability is not promised. */
+const rethrowUnlessDirSyncRefused = (e: unknown) => {
+  if (!['EINVAL', 'EISDIR', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+};
+
+/** fsync of a directory, so a rename in it is on disk. */
 export async function fsyncDir(dir: string): Promise<void> {
-  await fsyncPath(dir, 'r').catch((e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EINVAL' && e.code !== 'EISDIR' && e.code !== 'EPERM') throw e;
-  });
+  await fsyncPath(dir, 'r').catch(rethrowUnlessDirSyncRefused);
 }
 
 function fsyncDirSync(dir: string): void {
   try {
     fsyncPathSync(dir);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EPERM') throw e;
+    rethrowUnlessDirSyncRefused(e);
+  }
+}
+
+/**
+ * Removes the temporaries that writers of `path` left when their process died mid-write (a live process's
+ * stays): for a resumed step whose output is large (an assembled vectors.f16), so crashes do not pile up copies.
+ */
+export async function dropStaleTemps(path: string): Promise<void> {
+  const prefix = `${basename(path)}.tmp-`;
+  for (const name of await readdir(dirname(path))) {
+    const pid = name.startsWith(prefix) ? Number(name.slice(prefix.length)) : Number.NaN;
+    if (Number.isInteger(pid) && !alive(pid)) await rm(join(dirname(path), name), { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

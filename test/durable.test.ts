@@ -1,4 +1,5 @@
 /** src/durable.ts: whole-or-nothing file replacement and the one file hash. */
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -6,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import {
+  dropStaleTemps,
   publishFile,
   replaceFile,
   sha256,
@@ -57,4 +59,15 @@ t.test('sha256 of bytes and of a file agree with node:crypto', async (t) => {
   const want = createHash('sha256').update(bytes).digest('hex');
   t.equal(sha256(bytes), want);
   t.equal(await sha256File(p), want);
+});
+
+t.test("dropStaleTemps removes a dead writer's temporary and keeps a live one's", async (t) => {
+  const p = join(dir, 'vectors.f16');
+  const dead = spawnSync('true').pid as number; // exited: its pid is no one's now
+  writeFileSync(`${p}.tmp-${dead}`, 'torn');
+  writeFileSync(`${p}.tmp-${process.pid}`, 'being written');
+  writeFileSync(join(dir, `other.tmp-${dead}`), 'not ours');
+  await dropStaleTemps(p);
+  const left = readdirSync(dir).filter((f) => f.includes('.tmp-'));
+  t.same(left.sort(), [`other.tmp-${dead}`, `vectors.f16.tmp-${process.pid}`].sort());
 });

@@ -5,7 +5,7 @@
  * pair (Cohen's kappa for each pair of annotators, Krippendorff's alpha over all; nominal, on paraphrase
  * or not, and on the labels themselves).
  */
-import { positiveLabelsOf, positiveProbability } from '../text/labels.js';
+import { parseTurku, positiveLabelsOf, positiveProbability } from '../text/labels.js';
 import { SCHEME_INFO } from './schemes.js';
 import type { Annotation } from './store.js';
 
@@ -43,8 +43,11 @@ interface PairVotes {
 }
 
 const round = (x: number) => Math.round(x * 10_000) / 10_000;
+/** Paraphrase or not in the annotation's scheme (a Turku label by its base: 4>is counts as 4). */
 const isPositive = (a: Annotation) =>
-  SCHEME_INFO[a.scheme].positive.includes(a.label.replace(/[<>is]+$/, ''));
+  SCHEME_INFO[a.scheme].positive.includes(
+    a.scheme === 'turku' ? (parseTurku(a.label)?.base ?? a.label) : a.label,
+  );
 const pairKey = (a: Annotation) => `${a.s1}\u0000${a.s2}`;
 
 /** P(paraphrase) the model gave the pair when it was judged (its positive labels summed), if stored. */

@@ -13,7 +13,7 @@
 import { existsSync } from 'node:fs';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fsyncDir, replaceFile } from '../durable.js';
+import { dropStaleTemps, fsyncDir, replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
   chooseFactory,
@@ -278,6 +278,9 @@ export async function finish(
 
 /** Concatenates the spill chunks (half floats; legacy float32 ones converted) into one file, durably. */
 async function assemble(workDir: string, state: BuildState, dim: number, perChunk: number, path: string) {
+  // A crash mid-assembly left a temporary as large as the result (and builds before durable.ts a .partial).
+  await dropStaleTemps(path);
+  await rm(`${path}.partial`, { force: true });
   await replaceFile(path, async (tmp) => {
     const fh: FileHandle = await open(tmp, 'w');
     try {

@@ -1,3 +1,8 @@
+/**
+ * Reading a model directory in the Hugging Face layout, shared by the encoder and the cross-encoder:
+ * config.json, tokenizer.json (+ tokenizer_config.json), the ONNX graph (`model.onnx` or `onnx/model*.onnx`),
+ * and for sentence-transformers models 1_Pooling/config.json and sentence_bert_config.json.
+ */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
@@ -15,7 +20,7 @@ export const ConfigSchema = z.looseObject({
       positive_labels: z.array(z.string().min(1)).min(1).optional(),
       /**
        * The label cut on P(paraphrase) chosen on validation data for F1 (train_reranker.py's export stage, or
-       * `paramine labels threshold` from an index's annotations); absent: the arg-max label (0.5 for binary).
+       * `paramine annotations threshold` from an index's annotations); absent: the arg-max label (0.5 for binary).
        */
       threshold: z.number().gt(0).lt(1).optional(),
       /**
