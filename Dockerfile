@@ -30,7 +30,6 @@ COPY --from=build /app/src/native/build/Release/paramine_faiss.node ./src/native
 COPY --from=build /app/models ./models
 # The web page's assets are served from the source tree (no build step).
 COPY --from=build /app/src/server/web ./src/server/web
-COPY openapi.yaml ./
 RUN useradd --system --uid 10001 --home /app paramine && mkdir -p /app/indexes /app/jobs && chown -R paramine /app/indexes /app/jobs
 USER paramine
 ENV NODE_ENV=production

@@ -90,9 +90,11 @@ def build_turku_data(args, work: Path, out: Path) -> dict:
     return stats
 
 
-def read_candidate_pairs(paths: list[str], limit: int, seed: int) -> list[tuple[str, str, float | None]]:
-    """Distinct (s1, s2, p) from JSON-lines files (gzipped too): rows with s1/s2 (and `p`, a teacher's score
-    written by scripts/score_pairs.py), or candidates.py rows (query + cands); p is None where not scored."""
+def read_candidate_pairs(paths: list[str], limit: int, seed: int) -> list[tuple[str, str, float | None, str]]:
+    """Distinct (s1, s2, target, source) from JSON-lines files (gzipped too): rows with s1/s2 and `p` (a teacher's
+    score written by scripts/score_pairs.py: a soft target) or `label` (a relabeled pair, e.g. MultiPIT_Auto cleaned
+    by `score_pairs.py --relabel`: a hard target), or candidates.py rows (query + cands; target None: the
+    teacher scores them here)."""
     import gzip
 
     seen, out = set(), []
@@ -100,13 +102,17 @@ def read_candidate_pairs(paths: list[str], limit: int, seed: int) -> list[tuple[
         opener = gzip.open if str(path).endswith(".gz") else open
         for line in opener(path, "rt", encoding="utf-8"):
             r = json.loads(line)
-            pairs = ([(r["s1"], r["s2"], r.get("p"))] if "s1" in r
-                     else [(r["query"], c["text"], None) for c in r["cands"]])
-            for a, b, p in pairs:
+            if "s1" in r:
+                hard = "label" in r
+                pairs = [(r["s1"], r["s2"], float(r["label"]) if hard else r.get("p"),
+                          "relabeled" if hard else "teacher")]
+            else:
+                pairs = [(r["query"], c["text"], None, "teacher") for c in r["cands"]]
+            for a, b, p, src in pairs:
                 key = (norm_key(a), norm_key(b))
                 if key not in seen and key[0] != key[1]:
                     seen.add(key)
-                    out.append((a, b, p))
+                    out.append((a, b, p, src))
     random.Random(seed).shuffle(out)
     return out[:limit] if limit else out
 
@@ -132,15 +138,18 @@ def build_distill_data(args, labeled: list[dict]) -> tuple[dict, list[dict]]:
     p = [c[2] for c in cand]
     for i, x in zip(todo, scores):
         p[i] = x
-    rows = [{"s1": a, "s2": b, "soft": [round(1 - x, 6), round(x, 6)], "source": "teacher"}
-            for (a, b, _), x in zip(cand, p)]
+    rows = [{"s1": a, "s2": b, "soft": [round(1 - x, 6), round(x, 6)], "source": src}
+            for (a, b, _, src), x in zip(cand, p)]
     rows += [{"s1": r["s1"], "s2": r["s2"], "soft": [1.0 - r["label"], float(r["label"])], "source": r["source"]}
              for r in labeled]
     random.Random(args.seed).shuffle(rows)
+    relabeled = [x for c, x in zip(cand, p) if c[3] == "relabeled"]
+    soft = [x for c, x in zip(cand, p) if c[3] == "teacher"]
     stats = {"task": "distill", "teacher": args.teacher, "candidate_pairs": len(cand),
+             "relabeled_pairs": len(relabeled), "relabeled_negative": int(sum(x < 0.5 for x in relabeled)),
              "candidate_pairs_dropped_val_overlap": dropped, "labeled_rows": len(labeled),
-             "teacher_mean_p": round(sum(p) / max(1, len(p)), 4), "teacher_positive_share": round(
-                 sum(x >= 0.5 for x in p) / max(1, len(p)), 4), "train_rows": len(rows)}
+             "teacher_mean_p": round(sum(soft) / max(1, len(soft)), 4), "teacher_positive_share": round(
+                 sum(x >= 0.5 for x in soft) / max(1, len(soft)), 4), "train_rows": len(rows)}
     return stats, rows
 
 

@@ -5,10 +5,11 @@
  *
  *   paramine bench distractors --out distractors.txt [--data ../shared/data]
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { writeFileAtomic } from '../durable.js';
 import { parseInput } from '../validate.js';
 import { distinctSentences } from './sample-sentences.js';
 
@@ -34,7 +35,8 @@ export function registerDistractors(bench: Command): void {
         undefined,
         (f, added) => process.stderr.write(`${f}: ${added} new sentences\n`),
       );
-      writeFileSync(o.out, `${out.join('\n')}\n`);
+      await mkdir(dirname(o.out), { recursive: true });
+      await writeFileAtomic(o.out, `${out.join('\n')}\n`);
       process.stderr.write(`${out.length} distractor sentences -> ${o.out}\n`);
     });
 }

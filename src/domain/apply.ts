@@ -20,16 +20,33 @@ export const domainRequestSchema = z
   .object({
     name: domainNameSchema,
     mode: z.enum(['subsample', 'weighted', 'combined']).default('subsample'),
-    /** Keep sentences with σ below this. */
-    threshold: z.number().optional(),
-    /** Keep the most in-domain fraction of the index (0 < f ≤ 1). */
-    topFraction: z.number().gt(0).max(1).optional(),
+    threshold: z.number().optional().describe('Keep sentences with σ below this (not with topFraction).'),
+    topFraction: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .describe('Keep the most in-domain fraction of the index (not with threshold).'),
     apply: z.enum(['queries', 'candidates', 'both']).default('both'),
   })
   .strict()
   .refine((d) => d.threshold === undefined || d.topFraction === undefined, {
     message: 'give threshold or topFraction, not both',
     path: ['threshold'],
+  })
+  .meta({
+    id: 'DomainRequest',
+    description: [
+      'Use a domain of the index (`paramine domain add`; docs/domains.md). Every sentence has a domain',
+      'score σ (lower = more in-domain; Moore-Lewis H_in - H_gen in bits/token, or the embedding',
+      'method’s log-odds) and a weight (H_gen / H_in; 2 P(in-domain)). `subsample` keeps sentences with',
+      'σ below `threshold` (default the change point 0, or the σ below which `topFraction` of the index',
+      'lies) on the sides `apply` names; `weighted` orders pairs by base x sqrt(w_query x w_candidate)',
+      '(base = paraphrase probability when reranked, else cosine); `combined` orders them by the',
+      'logistic regression `paramine domain fit` stored. A threshold with weighted or combined subsamples',
+      'too. Unknown domain: 404 NOT_FOUND; a domain scored on another build of the index: 409 CONFLICT;',
+      'combined without a fit (or without the reranker its fit used): 400.',
+    ].join('\n'),
   });
 export type DomainRequestInput = z.input<typeof domainRequestSchema>;
 export type DomainRequest = z.output<typeof domainRequestSchema>;

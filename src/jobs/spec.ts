@@ -85,7 +85,8 @@ const scopeSchema = z.discriminatedUnion('kind', [
   z
     .object({ kind: z.literal('range'), start: z.number().int().min(0), end: z.number().int().min(1) })
     .strict()
-    .refine((r) => r.start < r.end, { message: 'start must be below end', path: ['start'] }),
+    .refine((r) => r.start < r.end, { message: 'start must be below end', path: ['start'] })
+    .describe('Index ids in [start, end).'),
   z
     .object({
       kind: z.literal('sentences'),
@@ -95,58 +96,113 @@ const scopeSchema = z.discriminatedUnion('kind', [
         .max(MAX_INLINE_SENTENCES, `at most ${MAX_INLINE_SENTENCES} inline sentences; use a file`),
     })
     .strict(),
-  /** A corpus file (txt/jsonl/tsv, gzip too) under the service's data directory, relative to it. */
-  z.object({ kind: z.literal('file'), path: z.string().min(1) }).strict(),
+  z
+    .object({ kind: z.literal('file'), path: z.string().min(1) })
+    .strict()
+    .describe(
+      'A corpus file (txt, jsonl, tsv/csv; gzip too) relative to the service’s `--data-dir`; paths leaving it are a 400.',
+    ),
 ]);
 
 /** The span model `subSentence: {method: "span"}` uses unless the job names one (scripts/train_span.py). */
 export const DEFAULT_SPAN_MODEL = 'paramine-span-minilm-q';
 const spanCosine = z.number().min(-1).max(1).default(0.7);
 
+const lines = (...l: string[]): string => l.join('\n');
+
 export const jobSpecSchema = z
   .object({
-    /** Name of the index to mine (the served one); default: the served one. */
-    index: z.string().min(1).optional(),
-    scope: scopeSchema.default({ kind: 'all' }),
-    /** Neighbours examined per query sentence (paraphrase_mining's top_k). */
-    k: z.number().int().min(1).max(MAX_JOB_K).default(10),
+    index: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Name of the index to mine (the served index’s directory name); default the served one. Another name is a 404.',
+      ),
+    scope: scopeSchema.default({ kind: 'all' }).describe('The query sentences; default `{"kind": "all"}`.'),
+    k: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_JOB_K)
+      .default(10)
+      .describe('Nearest neighbours examined per query sentence (paraphrase_mining’s top_k).'),
     nprobe: z.number().int().min(1).max(65536).optional(),
-    /** Wanted recall@10 of the ANN search: the index's cheapest operating point reaching it. */
-    recall: z.number().gt(0).max(1).optional(),
+    recall: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .describe(
+        lines(
+          'Wanted recall@10 of the ANN search: the index’s cheapest operating point reaching it (see',
+          '`GET /v1/index`); `nprobe` given beside it wins. 400 (field `recall`) when the index has no',
+          'measured operating points (`paramine tune`); exact (Flat) indexes ignore it.',
+        ),
+      ),
     minCosine: z.number().min(-1).max(1).optional(),
-    /**
-     * Ratio margin (Artetxe & Schwenk 2019): cos(x, y) / ((mean cos of x to its k nearest neighbours +
-     * the same for y) / 2). Present: every pair gets its margin; `min` also filters on it.
-     */
     margin: z
       .object({ k: z.number().int().min(1).max(MAX_JOB_K).default(4), min: z.number().min(0).optional() })
       .strict()
-      .optional(),
-    /** Present: pairs are labeled by the cross-encoder; `labels`/`minProbability` keep some of them. */
+      .optional()
+      .describe(
+        'Ratio margin (Artetxe & Schwenk 2019) - cos(x, y) over the mean of x’s and y’s mean cosine to their ' +
+          '`k` nearest neighbours. Each pair gets `margin`; `min` drops pairs below it.',
+      ),
     rerank: z
       .object({
         labels: z.array(z.string().min(1)).min(1).optional(),
         minProbability: z.number().min(0).max(1).optional(),
       })
       .strict()
-      .optional(),
-    preset: z.enum(PRESET_NAMES).optional(),
+      .optional()
+      .describe('Present - label pairs with the cross-encoder (a 400 when none is loaded).'),
+    preset: z
+      .enum(PRESET_NAMES)
+      .optional()
+      .describe(
+        lines(
+          'The papers’ recipes; explicit fields override them. `multipit` - withinGroup [trend, url], at',
+          'least 5 tokens a side, BLEU <= 14. `paratag` - 5 < BLEU < 20, >= 10 characters, length ratio',
+          '< 2.5. `parasci` - PLR < 1.0. `parasci-intra` - withinGroup paper, excludeSame [section], the',
+          'cosine standing for ParaSCI’s 0.931 on BERT (docs/scopes.md), PLR < 1.0. `parasci-definitions` -',
+          'withinGroup term (the definition tagger fills it on a plain corpus), PLR < 2.',
+          '`parasci-citations` - withinGroup cites, the calibrated cosine, PLR < 1.0. `turku-negatives` -',
+          'withinGroup source, negatives (use with k 5 and rerank, as Kanerva et al.).',
+        ),
+      ),
     filter: lexicalFilterSchema.default({}),
-    /** Pairs only between sentences sharing a value under this key (or any of these keys). */
-    withinGroup: z.union([groupKey, z.array(groupKey).min(1).max(8)]).optional(),
-    /** Pairs only between sentences whose ordered values lie within the window. */
-    window: windowSchema.optional(),
-    /** Never pair sentences sharing a value under any of these keys (ParaSCI: same section). */
-    excludeSame: z.array(groupKey).min(1).max(8).optional(),
-    /** The older one-key form of excludeSame (kept as an alias). */
-    excludeSameGroup: groupKey.optional(),
-    /** Mine within a domain of the index: subsample, weighted or combined (docs/domains.md). */
+    withinGroup: z
+      .union([groupKey, z.array(groupKey).min(1).max(8)])
+      .optional()
+      .describe(
+        lines(
+          'Pairs only between sentences sharing a value under this metadata key (or any of these keys):',
+          'paper, trend, url, cited paper, defined term, source. Needs the index’s group table for the key',
+          '(`paramine index --group-keys` or `paramine groups build`; a 400 names the missing key). Each',
+          'query’s top `k` are taken among its group’s members: groups up to `exactMax` members are',
+          'searched exactly over the kept embeddings, larger ones through the index with an id selector.',
+        ),
+      ),
+    window: windowSchema
+      .optional()
+      .describe(
+        lines(
+          'Pairs only between sentences whose values of an ordered key differ by at most `days` (a key',
+          'built as KEY:date - ISO-8601 dates) or `width` (KEY:number). Exactly one of `days` and `width`;',
+          'a 400 otherwise, and for a key whose table is not ordered.',
+        ),
+      ),
+    excludeSame: z
+      .array(groupKey)
+      .min(1)
+      .max(8)
+      .optional()
+      .describe(
+        'Never pair sentences sharing a value under any of these metadata keys (ParaSCI - same section).',
+      ),
+    excludeSameGroup: groupKey.optional().describe('The older one-key form of `excludeSame` (an alias).'),
     domain: domainRequestSchema.optional(),
-    /**
-     * Sub-sentence pairs (ParaSCI): a candidate the whole-sentence filters reject is tried again with a span
-     * of the longer sentence: the clause run closest to the shorter one (best-clause), or the span a span
-     * model points at (span: scripts/train_span.py's model, by name or directory); kept pairs carry `span`.
-     */
     subSentence: z
       .discriminatedUnion('method', [
         z.object({ method: z.literal('best-clause'), minCosine: spanCosine }).strict(),
@@ -158,17 +214,46 @@ export const jobSpecSchema = z
           })
           .strict(),
       ])
-      .optional(),
-    /** Emit the top-k pairs the filters or the cross-encoder reject (hard negatives) instead. */
-    negatives: z.boolean().optional(),
-    /** Scopes up to this many members are searched exactly over the kept embeddings, larger ones via the index. */
-    exactMax: z.number().int().min(0).optional(),
-    /** Group accepted pairs into multi-reference sets (union-find, as MultiPIT's NMR set). */
-    cluster: z.boolean().default(false),
-    /** Query sentences per batch: one checkpoint each. Smaller batches interleave better with queries. */
-    batchSize: z.number().int().min(1).max(4096).default(128),
+      .optional()
+      .describe(
+        lines(
+          'Sub-sentence pairs (ParaSCI): a candidate the whole-sentence filters reject is tried again with a',
+          'span of the longer sentence: the clause run closest to the shorter one by the encoder’s cosine',
+          '(`best-clause`), or the span a span model points at (`span`: scripts/train_span.py’s model, by',
+          `name under models/ or directory; default \`${DEFAULT_SPAN_MODEL}\`). Either way the (shorter, span)`,
+          'pair must pass the filters and reach `minCosine`; kept pairs carry `span`.',
+        ),
+      ),
+    negatives: z
+      .boolean()
+      .optional()
+      .describe(
+        'Emit the top-`k` candidates the filters or the cross-encoder reject (hard negatives) instead of the ' +
+          'accepted ones. Needs a filter or rerank.',
+      ),
+    exactMax: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Groups and windows up to this many members are searched exactly over the kept embeddings; larger ' +
+          'ones through the index with an id selector (default 50000; BENCHMARKS.md).',
+      ),
+    cluster: z
+      .boolean()
+      .default(false)
+      .describe('Group accepted pairs into multi-reference sets (union-find, as MultiPIT’s NMR set).'),
+    batchSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(4096)
+      .default(128)
+      .describe('Query sentences per checkpoint (smaller batches interleave better with queries).'),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'JobRequest' });
 
 export type JobSpecInput = z.input<typeof jobSpecSchema>;
 export type JobSpec = z.output<typeof jobSpecSchema>;

@@ -61,13 +61,21 @@ const filterObject = z
     get anyOf() {
       return z.array(lexicalFilterSchema).min(1).max(16).optional();
     },
-    /**
-     * BERTScore F1 (encoder token vectors, greedy matching) must exceed this; computed last, only for
-     * candidates every other filter kept (search/bertscore.ts). ParaSCI: > 0.7 with SciBERT.
-     */
-    bertScoreMin: z.number().min(-1).max(1).optional(),
-    /** Weight BERTScore's tokens by idf over the index's own sentences. */
-    bertScoreIdf: z.boolean().optional(),
+    // search/bertscore.ts; ParaSCI: > 0.7 with SciBERT.
+    bertScoreMin: z
+      .number()
+      .min(-1)
+      .max(1)
+      .optional()
+      .describe(
+        'BERTScore F1 (greedy matching of the encoder’s contextual token vectors) must exceed this; computed ' +
+          'last, only for candidates every other filter kept. The `parasci` preset uses 0.7 recalibrated for ' +
+          'the encoder (docs/bertscore.md).',
+      ),
+    bertScoreIdf: z
+      .boolean()
+      .optional()
+      .describe('Weight BERTScore’s tokens by idf over a sample of the index’s own sentences.'),
   })
   .strict();
 
@@ -82,7 +90,21 @@ export const lexicalFilterSchema: z.ZodType<LexicalFilter> = filterObject
       message: 'charNgramMin must be below charNgramMax',
       path: ['charNgramMin'],
     },
-  );
+  )
+  .meta({
+    id: 'LexicalFilter',
+    description: [
+      'The papers’ pair filters: MultiPIT (`minTokens: 5, bleuMax: 14`), ParaTag (`bleuMin: 5, bleuMax: 20,',
+      'minChars: 10, lengthRatioMax: 2.5`), ParaSCI (`plrMax: 1`; its BERTScore > 0.7 is `bertScoreMin`).',
+      '`minTokens` and `minChars` are inclusive and apply to both sides; `bleuMin` is exclusive, `bleuMax`',
+      'inclusive, `plrMax` and `lengthRatioMax` exclusive. `bleuMin` must not exceed `bleuMax`. `charNgramMin`',
+      '(inclusive) and `charNgramMax` (exclusive) bound the character n-gram cosine; `probabilityMin`',
+      '(inclusive) and `probabilityMax` (exclusive) bound any label’s probability from the cross-encoder',
+      '(they need rerank; unknown labels are a 400). All fields must hold; `anyOf` adds "at least one of',
+      'these filters holds", so Turku’s confident negatives are one filter - `{"anyOf":',
+      '[{"charNgramMax": 0.1}, {"probabilityMin": {"not_paraphrase": 0.4}}]}`.',
+    ].join('\n'),
+  });
 
 /** Labels a filter's probability bounds name, anywhere in it (the job checks them against the model). */
 export function filterLabels(f: LexicalFilter): string[] {

@@ -10,28 +10,62 @@ export const MAX_CANDIDATES = 2000;
 
 export const searchOptionsSchema = z
   .object({
-    /** Candidates returned per query. */
-    k: z.number().int().min(1).max(MAX_K).default(10),
-    /** ANN candidates fetched (and reranked when rerank is on); at least k. */
-    candidates: z.number().int().min(1).max(MAX_CANDIDATES).optional(),
-    nprobe: z.number().int().min(1).max(65536).optional(),
-    /**
-     * Wanted recall@10 of the ANN search: the cheapest operating point of the index reaching it (see
-     * GET /v1/index); nprobe given beside it wins.
-     */
-    recall: z.number().gt(0).max(1).optional(),
-    rerank: z.boolean().default(true),
-    /** Keep only candidates whose predicted label is one of these. */
-    labels: z.array(z.string().min(1)).min(1).optional(),
-    /** Keep only candidates whose predicted label's probability is at least this. */
-    minProbability: z.number().min(0).max(1).optional(),
-    minCosine: z.number().min(-1).max(1).optional(),
+    k: z.number().int().min(1).max(MAX_K).default(10).describe('Candidates returned per query.'),
+    candidates: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_CANDIDATES)
+      .optional()
+      .describe(
+        'ANN neighbours fetched per query (and reranked when reranking); raised to `k` when smaller.',
+      ),
+    nprobe: z
+      .number()
+      .int()
+      .min(1)
+      .max(65536)
+      .optional()
+      .describe('IVF lists visited per shard (default from the index manifest); wins over `recall`.'),
+    recall: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .describe(
+        'Wanted recall@10 of the ANN search: the index’s cheapest operating point reaching it (its nprobe, ' +
+          'efSearch and kFactor; see `GET /v1/index`). 400 (field `recall`) when the index has no measured ' +
+          'operating points (`paramine tune`); exact (Flat) indexes ignore it.',
+      ),
+    rerank: z.boolean().default(true).describe('Rerank with the cross-encoder when one is loaded.'),
+    labels: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('Keep only candidates whose predicted label is one of these (needs a reranker).'),
+    minProbability: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe('Keep only candidates whose predicted label has at least this probability.'),
+    minCosine: z
+      .number()
+      .min(-1)
+      .max(1)
+      .optional()
+      .describe('Drop ANN candidates below this cosine similarity.'),
     filter: lexicalFilterSchema.default({}),
-    /** Drop candidates whose dedup key equals the query's (the query itself, re-cased or re-punctuated). */
-    excludeDuplicates: z.boolean().default(true),
-    /** Give each candidate the word-level diff of the query and its text. */
-    diff: z.boolean().optional(),
-    /** Restrict to, weight by, or score with a domain of the index (see docs/domains.md). */
+    excludeDuplicates: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Drop candidates whose dedup key equals the query’s (the query itself, re-cased or re-punctuated).',
+      ),
+    diff: z
+      .boolean()
+      .optional()
+      .describe('Give each candidate `diff`, the word-level diff of the query and the candidate.'),
     domain: domainRequestSchema.optional(),
   })
   .strict();

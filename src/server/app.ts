@@ -5,12 +5,23 @@
  */
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { ApiKeys, type AuthOptions } from './auth.js';
-import type { AppContext, RoutePlugin } from './context.js';
+import { type AppContext, DEFAULT_BODY_LIMIT, type RoutePlugin } from './context.js';
 import { installErrorHandling } from './errors.js';
 import { healthRoutes, infoRoutes } from './routes/info.js';
 import { jobRoutes } from './routes/jobs.js';
 import { pageRoutes } from './routes/page.js';
 import { searchRoutes } from './routes/search.js';
+
+export interface ServedRoute {
+  method: string;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    servedRoutes: ServedRoute[];
+  }
+}
 
 export interface AppOptions {
   auth?: AuthOptions;
@@ -28,7 +39,7 @@ export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInst
     frameworkErrors: (e, _req, reply) => {
       void (reply as FastifyReply).code(400).send({ code: 'BAD_INPUT', message: e.message });
     },
-    bodyLimit: options.bodyLimit ?? 1 << 20,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     // Socket level: the whole request must arrive in time (slow-loris bodies)...
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     // ...and application level: a response not sent in time is a 503 TIMEOUT (streams count as sent).
@@ -37,6 +48,12 @@ export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInst
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app);
+  // The served routes as fastify registers them: the contract test compares them with the OpenAPI document.
+  const routes: ServedRoute[] = [];
+  app.decorate('servedRoutes', routes);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url });
+  });
   // A JSON API: other bodies are 415, not strings that fail validation later.
   app.removeContentTypeParser('text/plain');
   ApiKeys.decorate(app);

@@ -15,6 +15,9 @@ export interface Limits {
   maxRerankPairs: number;
 }
 
+/** Largest request body (AppOptions.bodyLimit). */
+export const DEFAULT_BODY_LIMIT = 1 << 20;
+
 export const DEFAULT_LIMITS: Limits = {
   maxTexts: 64,
   maxTextChars: 2000,

@@ -1,23 +1,14 @@
-/**
- * Read routes (sentences by id, the index manifest, the OpenAPI contract) and the open health probes:
- * /healthz says the process is up, /readyz that the service's models and index answer.
- */
-import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { parseInput } from '../../validate.js';
 import type { RoutePlugin } from '../context.js';
-
-const idParams = z.object({
-  id: z.coerce.number().int('must be an integer').min(0).max(Number.MAX_SAFE_INTEGER),
-});
-const OPENAPI = new URL('../../../openapi.yaml', import.meta.url);
+import { openApiDocument } from '../contract/document.js';
+import { sentenceIdParams } from '../contract/requests.js';
 
 export const infoRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   app.addHook('onRequest', auth.require('read'));
   const { service } = ctx;
   app.get('/v1/sentences/:id', async (req) => {
-    const { id } = parseInput(idParams, req.params, 'id');
+    const { id } = parseInput(sentenceIdParams, req.params, 'id');
     const rec = service.store.get(id);
     if (rec === undefined) throw new ParamineError('NOT_FOUND', `no sentence with id ${id}`, { field: 'id' });
     return { id, ...rec };
@@ -43,11 +34,10 @@ export const infoRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     })),
   }));
 
-  let spec: string | undefined;
-  app.get('/openapi.yaml', async (_req, reply) => {
-    spec ??= await readFile(OPENAPI, 'utf8');
-    return reply.type('application/yaml').send(spec);
-  });
+  app.get('/openapi.json', async () => openApiDocument().json);
+  app.get('/openapi.yaml', async (_req, reply) =>
+    reply.type('application/yaml').send(openApiDocument().yaml),
+  );
 };
 
 export const healthRoutes: RoutePlugin = async (app, { ctx, auth }) => {

@@ -6,16 +6,15 @@
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { FINISHED } from '../../jobs/index.js';
 import { parseInput } from '../../validate.js';
 import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
+import { jobIdParams } from '../contract/requests.js';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 const HEARTBEAT_MS = 15_000;
 const THROTTLE_MS = 200;
-const idParams = z.object({ id: z.uuid('must be a job id (UUID)') });
 
 export const jobEventRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   if (ctx.jobs === undefined) throw new ParamineError('BAD_CONFIG', 'job event routes need a job manager');
@@ -68,7 +67,7 @@ export const jobEventRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   }
 
   app.get('/v1/jobs/:id/events', { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
-    const { id } = parseInput(idParams, req.params, 'id');
+    const { id } = parseInput(jobIdParams, req.params, 'id');
     o.manager.get(id);
     const closed = new AbortController();
     open.add(closed);

@@ -6,29 +6,15 @@
  */
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { FINISHED } from '../../jobs/index.js';
 import { pairDiff } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
 import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
+import { jobIdParams, resultsQuery, streamQuery } from '../contract/requests.js';
 
-const idParams = z.object({ id: z.uuid('must be a job id (UUID)') });
-const streamQuery = z
-  .object({
-    offset: z.coerce.number().int().min(0).default(0),
-    limit: z.coerce.number().int().min(1).optional(),
-    follow: z
-      .enum(['true', 'false', '1', '0'])
-      .default('false')
-      .transform((v) => v === 'true' || v === '1'),
-    /** Results only: each pair carries the word-level diff of its two texts. */
-    diff: z
-      .enum(['true', 'false', '1', '0'])
-      .default('false')
-      .transform((v) => v === 'true' || v === '1'),
-  })
-  .strict();
+type StreamQuery = z.output<typeof streamQuery> & { diff?: boolean };
 
 /** How often a following stream looks for new pairs. */
 const FOLLOW_POLL_MS = 250;
@@ -46,35 +32,38 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
 
   app.get('/v1/jobs', async () => ({ jobs: manager.list() }));
 
-  app.get('/v1/jobs/:id', async (req) => manager.get(parseInput(idParams, req.params, 'id').id));
+  app.get('/v1/jobs/:id', async (req) => manager.get(parseInput(jobIdParams, req.params, 'id').id));
 
-  app.delete('/v1/jobs/:id', write, async (req) => manager.cancel(parseInput(idParams, req.params, 'id').id));
+  app.delete('/v1/jobs/:id', write, async (req) =>
+    manager.cancel(parseInput(jobIdParams, req.params, 'id').id),
+  );
 
   /** An NDJSON stream of one job's records from `offset` (see follow below). */
   const ndjson = (
     path: string,
-    read: (id: string, from: number, max: number, q: z.output<typeof streamQuery>) => string[],
+    query: typeof streamQuery | typeof resultsQuery,
+    read: (id: string, from: number, max: number, q: StreamQuery) => string[],
   ) =>
     app.get(path, { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
-      const { id } = parseInput(idParams, req.params, 'id');
-      const q = parseInput(streamQuery, req.query, 'query');
+      const { id } = parseInput(jobIdParams, req.params, 'id');
+      const q: StreamQuery = parseInput(query, req.query, 'query');
       manager.get(id);
       const lines = follow(q, id, (from, max) => read(id, from, max, q));
       return reply.type('application/x-ndjson').send(Readable.from(lines));
     });
-  ndjson('/v1/jobs/:id/results', (id, from, max, q) =>
+  ndjson('/v1/jobs/:id/results', resultsQuery, (id, from, max, q) =>
     [...jobs.pairs(id, from, max)].map(({ seq, pair }) => {
       const diff = q.diff ? { diff: pairDiff(pair.a.text, pair.b.text) } : {};
       return `${JSON.stringify({ seq, ...pair, ...diff })}\n`;
     }),
   );
-  ndjson('/v1/jobs/:id/clusters', (id, from, max) =>
+  ndjson('/v1/jobs/:id/clusters', streamQuery, (id, from, max) =>
     [...jobs.clusters(id, from, max)].map(({ seq, ids }) => `${JSON.stringify({ seq, ids })}\n`),
   );
 
   /** Lines from the offset; with follow, keeps reading until the job has finished and all is sent. */
   async function* follow(
-    q: z.output<typeof streamQuery>,
+    q: StreamQuery,
     id: string,
     read: (from: number, max: number) => string[],
   ): AsyncGenerator<string> {

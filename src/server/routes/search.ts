@@ -1,44 +1,15 @@
 /** POST /v1/search and POST /v1/classify: thin adapters over the search core, read routes. */
-import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
-import { searchOptionsSchema } from '../../search/types.js';
-import { normalize } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
 import { clientGone } from '../abort.js';
 import type { RoutePlugin } from '../context.js';
+import { classifyRequest, searchRequest } from '../contract/requests.js';
 
 export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   app.addHook('onRequest', auth.require('read'));
   const { limits } = ctx;
   const { core } = ctx.service;
-  const text = z
-    .string()
-    .max(limits.maxTextChars, `at most ${limits.maxTextChars} characters`)
-    .refine(
-      (s) => normalize(s) !== '',
-      'must not be empty (after whitespace and control characters are removed)',
-    );
-  const searchBody = searchOptionsSchema
-    .extend({
-      text: text.optional(),
-      texts: z
-        .array(text)
-        .min(1)
-        .max(limits.maxTexts, `at most ${limits.maxTexts} texts per request`)
-        .optional(),
-      k: z.number().int().min(1).max(limits.maxK, `at most ${limits.maxK}`).default(10),
-      candidates: z
-        .number()
-        .int()
-        .min(1)
-        .max(limits.maxCandidates, `at most ${limits.maxCandidates}`)
-        .optional(),
-    })
-    .strict()
-    .refine((b) => (b.text === undefined) !== (b.texts === undefined), {
-      message: 'give exactly one of "text" or "texts"',
-      path: ['text'],
-    });
+  const searchBody = searchRequest(limits);
 
   app.post('/v1/search', async (req, reply) => {
     const { text: one, texts, ...options } = parseInput(searchBody, req.body);
@@ -57,12 +28,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     return response;
   });
 
-  const pair = z.union([z.tuple([text, text]), z.object({ s1: text, s2: text }).strict()]);
-  const classifyBody = z
-    .object({
-      pairs: z.array(pair).min(1).max(limits.maxPairs, `at most ${limits.maxPairs} pairs per request`),
-    })
-    .strict();
+  const classifyBody = classifyRequest(limits);
 
   app.post('/v1/classify', async (req, reply) => {
     const { pairs } = parseInput(classifyBody, req.body);

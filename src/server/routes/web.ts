@@ -9,10 +9,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyReply } from 'fastify';
-import { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { parseInput } from '../../validate.js';
 import type { RoutePlugin } from '../context.js';
+import { assetParams, vendorParams } from '../contract/requests.js';
 
 /** src/server/web, from src/server/routes or dist/server/routes alike. */
 export const WEB_ROOT = fileURLToPath(new URL('../../../src/server/web/', import.meta.url));
@@ -55,10 +55,6 @@ function vendorFiles(): Map<string, VendorFile> {
 
 const etagOf = (body: string) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
 
-const assetParams = z.object({
-  file: z.string().regex(/^[\w-]+\.(?:js|css|svg)$/, 'must be a file name like app.js'),
-});
-
 export const webRoutes: RoutePlugin = async (app, { auth }) => {
   const vendor = vendorFiles();
   // The page holds no data and must load to ask for a key, even under --auth-all.
@@ -89,7 +85,7 @@ export const webRoutes: RoutePlugin = async (app, { auth }) => {
   });
 
   app.get('/vendor/:file', async (req, reply) => {
-    const { file } = parseInput(z.object({ file: z.string() }), req.params, 'file');
+    const { file } = parseInput(vendorParams, req.params, 'file');
     const f = vendor.get(file);
     if (f === undefined) throw new ParamineError('NOT_FOUND', `no vendor file ${file}`, { field: 'file' });
     reply.header('etag', f.etag).header('cache-control', 'public, max-age=3600');

@@ -1,0 +1,120 @@
+/** The ops routes' operations. */
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { md } from '../md.js';
+import { Health, Ready } from '../schemas/info.js';
+
+export const opsPaths: ZodOpenApiPathsObject = {
+  '/healthz': {
+    get: {
+      operationId: 'healthz',
+      tags: ['ops'],
+      summary: 'Liveness: the process is up.',
+      security: [],
+      responses: {
+        '200': {
+          description: 'Alive.',
+          content: {
+            'application/json': {
+              schema: Health,
+              example: {
+                status: 'ok',
+              },
+            },
+          },
+        },
+        '500': {
+          $ref: '#/components/responses/Internal',
+        },
+      },
+    },
+  },
+  '/readyz': {
+    get: {
+      operationId: 'readyz',
+      tags: ['ops'],
+      summary: 'Readiness: the models and the index answer.',
+      description: md(
+        'Encodes a short sentence, searches its nearest neighbour and (with a cross-encoder) scores one',
+        'pair, straight on the models (a full request queue is not "not ready"). The answer is cached for',
+        'a few seconds.',
+        '',
+      ),
+      security: [],
+      responses: {
+        '200': {
+          description: 'Ready to answer queries.',
+          content: {
+            'application/json': {
+              schema: Ready,
+              example: {
+                ready: true,
+                checks: {
+                  models: true,
+                  index: true,
+                  reranker: true,
+                  serving: true,
+                },
+              },
+            },
+          },
+        },
+        '500': {
+          $ref: '#/components/responses/Internal',
+        },
+        '503': {
+          description: 'Not ready (still loading, or shutting down).',
+          content: {
+            'application/json': {
+              schema: Ready,
+              example: {
+                ready: false,
+                checks: {
+                  models: false,
+                  index: false,
+                  reranker: false,
+                  serving: false,
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+  '/metrics': {
+    get: {
+      operationId: 'metrics',
+      tags: ['ops'],
+      summary: 'Prometheus metrics in the text exposition format.',
+      description: md(
+        '`paramine_http_request_duration_seconds{method,route,status}`, `paramine_encoder_batch_size`,',
+        '`paramine_encoder_queue_depth`, `paramine_stage_duration_seconds{stage}` (encode, search,',
+        'rerank), `paramine_candidates_returned_total`, and the process metrics prefixed `paramine_`.',
+        '',
+      ),
+      responses: {
+        '200': {
+          description: 'Metrics (`text/plain; version=0.0.4; charset=utf-8`).',
+          content: {
+            'text/plain': {
+              schema: z.string(),
+              example: md(
+                '# HELP paramine_candidates_returned_total Paraphrase candidates returned by /v1/search',
+                '# TYPE paramine_candidates_returned_total counter',
+                'paramine_candidates_returned_total 42',
+                '',
+              ),
+            },
+          },
+        },
+        '401': {
+          $ref: '#/components/responses/Unauthorized',
+        },
+        '500': {
+          $ref: '#/components/responses/Internal',
+        },
+      },
+    },
+  },
+};
