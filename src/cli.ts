@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** paramine <command>: one entry point; each stage registers its own sub-commands. */
-import { Command, CommanderError } from 'commander';
-import { isParamineError } from './errors.js';
+import { Command } from 'commander';
+import { type Registrars, runCommands } from './cli/run.js';
 import { version } from './version.js';
 
 const program = new Command()
@@ -18,7 +18,7 @@ const program = new Command()
 // keeps start-up short and the memory the benchmarks measure the command's own.
 // `index` runs the one-machine build, or the distributed one with --queue (src/queue loads BullMQ only then).
 const queue = () => import('./queue/command.js');
-const registrars: Record<string, () => Promise<{ register: (p: Command) => void }>> = {
+const registrars: Registrars = {
   models: () => import('./models/command.js'),
   index: queue,
   worker: queue,
@@ -45,23 +45,4 @@ const registrars: Record<string, () => Promise<{ register: (p: Command) => void 
   config: () => import('./cli/config-command.js'),
   annotations: () => import('./cli/annotations-command.js'),
 };
-const first = process.argv[2];
-const named = registrars[first ?? ''];
-// Commander prints the program's usage and exits 0 for `paramine nosuch --help`: a typo must not pass as success.
-if (first !== undefined && !first.startsWith('-') && first !== 'help' && named === undefined) {
-  const known = Object.keys(registrars).join(', ');
-  process.stderr.write(`paramine: unknown command '${first}' (commands: ${known}; see paramine --help)\n`);
-  process.exit(2);
-}
-for (const load of named ? [named] : new Set(Object.values(registrars))) (await load()).register(program);
-
-try {
-  await program.parseAsync(process.argv);
-} catch (e) {
-  if (e instanceof CommanderError) process.exit(e.exitCode);
-  if (isParamineError(e)) {
-    process.stderr.write(`paramine: ${e.code}: ${e.message}${e.field ? ` (${e.field})` : ''}\n`);
-    process.exit(2);
-  }
-  throw e;
-}
+await runCommands(program, registrars);

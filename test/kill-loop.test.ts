@@ -1,5 +1,5 @@
 /**
- * The short kill loop: `paramine bench kill-loop` SIGKILLs an index build and a `paramine mine` job at
+ * The short kill loop: `npm run lab -- kill-loop` SIGKILLs an index build and a `paramine mine` job at
  * seeded random points, resumes them with --resume, and compares each with an uninterrupted run (the
  * shard and vector bytes; the pairs file, in order). 10 iterations by default (KILL_LOOP_ITERATIONS);
  * the 100-iteration run and its numbers are in docs/reliability.md.
@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import type { KillLoopResult } from '../src/bench/kill-loop.js';
+import type { KillLoopResult } from '../bench/src/kill-loop.js';
 
 const iterations = process.env.KILL_LOOP_ITERATIONS ?? '10';
 const dir = mkdtempSync(join(tmpdir(), 'paramine-kill-loop-test-'));
@@ -20,8 +20,7 @@ t.test(`${iterations} kill-and-resume rounds lose and duplicate nothing`, async 
   execFileSync(
     process.execPath,
     [
-      'dist/cli.js',
-      'bench',
+      'bench/dist/cli.js',
       'kill-loop',
       '--iterations',
       iterations,

@@ -1,5 +1,5 @@
 /**
- * The short soak: `paramine bench soak` for one minute against a real `paramine serve` child (search,
+ * The short soak: `npm run lab -- soak` for one minute against a real `paramine serve` child (search,
  * search + rerank, classify, a mining job alongside). No request may fail and the service's memory may
  * not run away (the 10% aim is judged on the 30-minute run); latency drift is reported, not asserted (a shared 2-core machine makes it noisy at 1 min).
  */
@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import type { SoakResult } from '../src/bench/soak.js';
+import type { SoakResult } from '../bench/src/soak.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-soak-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,8 +18,7 @@ t.test('one minute at 3 req/s: 0 errors, RSS flat', async (t) => {
   execFileSync(
     process.execPath,
     [
-      'dist/cli.js',
-      'bench',
+      'bench/dist/cli.js',
       'soak',
       '--minutes',
       '1',

@@ -1,5 +1,7 @@
 /**
- * `paramine bench …`: every benchmark through the one harness (see harness.ts and BENCHMARKS.md). Only the
+ * `paramine bench retrieval|classify|speed`: the benchmarks users run on their own index and models, through
+ * the one harness (see harness.ts and BENCHMARKS.md). Our experiments (scale against Python FAISS, tune
+ * against autofaiss, kill loop, soak, scopes, domains, ...) are the laboratory's: bench/ at the top level, `npm run lab`. Only the
  * benchmark the command line names is loaded (all of them for help), so what a benchmark measures of its
  * own process (memory above all) is not inflated by the others' modules.
  */
@@ -22,24 +24,12 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   retrieval: lazy(async () => (await import('./retrieval.js')).retrieval),
   classify: lazy(async () => (await import('./classify.js')).classify),
   speed: lazy(async () => (await import('./speed.js')).speed),
+  // the parts of `bench speed`, each beside its reference
   encode: lazy(async () => (await import('./encode-bench.js')).encode),
   index: lazy(async () => (await import('./index-bench.js')).index),
   indexer: lazy(async () => (await import('./indexer-bench.js')).indexer),
   serve: lazy(async () => (await import('./serve-bench.js')).serve),
   mine: lazy(async () => (await import('./mine-bench.js')).mine),
-  'bertscore-calibrate': lazy(async () => (await import('./bertscore-calibrate.js')).bertscoreCalibrate),
-  'domain-speed': lazy(async () => (await import('./domain-speed.js')).domainSpeed),
-  domain: lazy(async () => (await import('./domain-bench.js')).domain),
-  web: lazy(async () => (await import('./web-bench.js')).web),
-  scale: lazy(async () => (await import('./scale-bench.js')).scale),
-  'scopes-nmr': lazy(async () => (await import('./scopes-mining.js')).scopesNmr),
-  'scopes-subsentence': lazy(async () => (await import('./subsentence-bench.js')).scopesSubsentence),
-  'scopes-crossover': lazy(async () => (await import('./scopes-vectors.js')).scopesCrossover),
-  'scopes-calibrate': lazy(async () => (await import('./scopes-vectors.js')).scopesCalibrate),
-  tune: lazy(async () => (await import('./tune-bench.js')).tune),
-  'kill-loop': lazy(async () => (await import('./kill-loop.js')).killLoopBench),
-  soak: lazy(async () => (await import('./soak.js')).soakBench),
-  overload: lazy(async () => (await import('./overload.js')).overload),
   distractors: async () => registerDistractors,
 };
 

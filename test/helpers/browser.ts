@@ -1,12 +1,12 @@
 /**
- * Headless Chromium for the web page's tests (src/bench/chromium.ts: Debian's, a fresh profile, no
+ * Headless Chromium for the web page's tests (src/testing/chromium.ts: Debian's, a fresh profile, no
  * network of its own), with its console errors and uncaught page errors collected so a test can assert
  * there were none, and screenshots saved as test artifacts.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../../src/bench/chromium.js';
+import { launchChromium } from '../../src/testing/chromium.js';
 
 /** Screenshots land here (git-ignored), one folder per test file. */
 export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;

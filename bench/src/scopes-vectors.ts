@@ -1,20 +1,20 @@
 /**
  * Vector-level benchmarks of scoped mining (BENCHMARKS.md, "Scopes"), through the harness:
  *
- *   paramine bench scopes-crossover [--n 100000 --factory IVF1024,PQ48np]   exact (flat over a group) vs index + id selector
- *   paramine bench scopes-calibrate [--keep 0.98]   the encoder's cosine standing for ParaSCI's 0.931
+ *   npm run lab -- scopes-crossover [--n 100000 --factory IVF1024,PQ48np]   exact (flat over a group) vs index + id selector
+ *   npm run lab -- scopes-calibrate [--keep 0.98]   the encoder's cosine standing for ParaSCI's 0.931
  */
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readPairs } from '../corpus/index.js';
-import { Encoder } from '../encode/index.js';
-import { prng } from '../index/index.js';
-import { resolveModelDir } from '../models/resolve.js';
-import { createIndex, type FaissIndex } from '../native/index.js';
-import { clusteredDataset, denseIds } from '../testing/index.js';
-import { type BenchOutput, defineBenchmark, type Log } from './harness.js';
-import { machineInfo } from './machine.js';
+import { type BenchOutput, defineBenchmark, type Log } from '../../dist/bench/harness.js';
+import { machineInfo } from '../../dist/bench/machine.js';
+import { readPairs } from '../../dist/corpus/index.js';
+import { Encoder } from '../../dist/encode/index.js';
+import { prng } from '../../dist/index/index.js';
+import { resolveModelDir } from '../../dist/models/resolve.js';
+import { createIndex, type FaissIndex } from '../../dist/native/index.js';
+import { clusteredDataset, denseIds } from '../../dist/testing/index.js';
 
 const crossSchema = z.object({ n: z.coerce.number().int().min(100), factory: z.string().min(1) });
 const calSchema = z.object({ data: z.string().min(1), keep: z.coerce.number().gt(0).lt(1) });

@@ -6,8 +6,8 @@
 import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { toHalf } from '../index/half.js';
-import { type ClusteredSpace, clusteredSpace } from '../testing/index.js';
+import { toHalf } from '../../dist/index/half.js';
+import { type ClusteredSpace, clusteredSpace } from '../../dist/testing/index.js';
 
 export const GEN_CHUNK = 65_536;
 

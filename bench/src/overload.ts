@@ -5,7 +5,7 @@
  * percentiles. The aim (issue 29): refusals answer at once (p99 <= 0.5 s) and admitted requests finish
  * (p99 <= 3 s), where admission by queue length alone let 500 clients wait 7-9 s.
  *
- *   paramine bench overload [--index DIR] [--clients 500] [--duration 15] [--budgets 1000,off]
+ *   npm run lab -- overload [--index DIR] [--clients 500] [--duration 15] [--budgets 1000,off]
  *
  * `off` is admission by count only (a budget no request reaches), the behaviour before predicted-wait
  * admission; the count bounds (--queue-max, --rerank-queue-max) are the service defaults in every run.
@@ -13,14 +13,14 @@
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { spawnServe } from '../testing/index.js';
-import { ensureDemoIndex } from './demo-index.js';
-import { defineBenchmark, type Log, list } from './harness.js';
-import { machineInfo } from './machine.js';
-import { quantile } from './metrics.js';
-import { indexInfo, sampleQueries, searchLoad } from './serve-load.js';
+import { ensureDemoIndex } from '../../dist/bench/demo-index.js';
+import { defineBenchmark, type Log, list } from '../../dist/bench/harness.js';
+import { machineInfo } from '../../dist/bench/machine.js';
+import { quantile } from '../../dist/bench/metrics.js';
+import { indexInfo, sampleQueries, searchLoad } from '../../dist/bench/serve-load.js';
+import { spawnServe } from '../../dist/testing/index.js';
 
-const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 /** "off": a budget no request reaches, so only the count bounds refuse. */
 const OFF_MS = 1e9;
 
@@ -95,7 +95,7 @@ async function run(o: Options, log: Log) {
   }
   return {
     benchmark: 'overload',
-    command: `paramine bench overload ${process.argv.slice(4).join(' ')}`.trim(),
+    command: `npm run lab -- overload ${process.argv.slice(4).join(' ')}`.trim(),
     machine: machineInfo(loadBefore),
     index,
     clients: o.clients,

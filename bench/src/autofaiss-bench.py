@@ -1,4 +1,4 @@
-"""autofaiss side of `paramine bench tune` (src/bench/tune-bench.ts).
+"""autofaiss side of `npm run lab -- tune` (src/bench/tune-bench.ts).
 
 Reads the same vectors (float32 .npy, rows = ids), builds the index autofaiss picks under the same RAM
 budget and thread count, and measures it against the same exact ground truth: held-out queries (rows of

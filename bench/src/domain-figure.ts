@@ -1,5 +1,5 @@
 /** The precision / recall figure of the domain benchmark (like Pavlick et al. 2015, Figure 2). */
-import { el, svgDocument, text } from './svg.js';
+import { el, svgDocument, text } from '../../dist/bench/svg.js';
 
 export type Curves = Record<string, { points: Array<[number, number]>; auc: number }>;
 

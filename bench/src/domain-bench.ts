@@ -1,28 +1,28 @@
 /**
- * `paramine bench domain`: Pavlick et al. (2015)'s experiment on our data (BENCHMARKS.md "Domain-specific
+ * `npm run lab -- domain`: Pavlick et al. (2015)'s experiment on our data (BENCHMARKS.md "Domain-specific
  * mining"): a general collection (MultiPIT_Auto tweets + MRPC news + both sides of ParaSCI-ACL val), an
  * in-domain sample (ParaSCI-ACL train sources, minus every sentence of the collection), and the val pairs as
  * the in-domain paraphrases to find. Mining jobs with no domain (General), M-L change point, M-L weighted,
  * the embedding method, and combined (fit on a labeled split kept out of the evaluation); precision / recall
  * of recovering the val pairs down each ranking, its area (AUC), an SVG like the paper's Figure 2.
  *
- *   paramine bench domain --work tmp/domain-bench --multipit 60000 --json out.json --svg out.svg
+ *   npm run lab -- domain --work tmp/domain-bench --multipit 60000 --json out.json --svg out.svg
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { type LabeledPair, readPairs } from '../corpus/index.js';
-import { addDomain, readDomains } from '../domain/index.js';
-import { Encoder } from '../encode/index.js';
-import { prng } from '../index/index.js';
-import { buildIndex } from '../indexer/build.js';
-import type { JobSpecInput } from '../jobs/index.js';
-import { resolveModelDir } from '../models/resolve.js';
-import { fitDomain } from '../service/domain-command.js';
-import { openService, type Service } from '../service/index.js';
-import { dedupKey, normalize } from '../text/index.js';
+import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
+import { type LabeledPair, readPairs } from '../../dist/corpus/index.js';
+import { addDomain, readDomains } from '../../dist/domain/index.js';
+import { Encoder } from '../../dist/encode/index.js';
+import { prng } from '../../dist/index/index.js';
+import { buildIndex } from '../../dist/indexer/build.js';
+import type { JobSpecInput } from '../../dist/jobs/index.js';
+import { resolveModelDir } from '../../dist/models/resolve.js';
+import { fitDomain } from '../../dist/service/domain-command.js';
+import { openService, type Service } from '../../dist/service/index.js';
+import { dedupKey, normalize } from '../../dist/text/index.js';
 import { prSvg } from './domain-figure.js';
-import { defineBenchmark, type Log } from './harness.js';
 
 const schema = z.object({
   work: z.string().min(1),

@@ -1,7 +1,7 @@
 /**
  * A steady-rate soak of a real `paramine serve` child on loopback:
  *
- *   paramine bench soak --minutes 30 --rate 4 [--index DIR] [--interval-s 60] [--json FILE]
+ *   npm run lab -- soak --minutes 30 --rate 4 [--index DIR] [--interval-s 60] [--json FILE]
  *
  * Open loop: a request leaves every 1/rate seconds whatever the service does, cycling search (ANN),
  * search + rerank (when a cross-encoder is loaded) and classify, with query sentences taken from the
@@ -16,13 +16,13 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { spawnServe } from '../testing/index.js';
-import { ensureDemoIndex } from './demo-index.js';
-import { defineBenchmark, type Log } from './harness.js';
-import { machineInfo } from './machine.js';
-import { quantile } from './metrics.js';
+import { ensureDemoIndex } from '../../dist/bench/demo-index.js';
+import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
+import { machineInfo } from '../../dist/bench/machine.js';
+import { quantile } from '../../dist/bench/metrics.js';
+import { spawnServe } from '../../dist/testing/index.js';
 
-const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
 const soakSchema = z.object({
   index: z.string().min(1).optional(),
@@ -252,7 +252,7 @@ async function soak(o: SoakOptions, log: Log) {
     const run = await drive(o, url, server.child.pid as number, kinds, texts, log);
     return {
       benchmark: 'soak',
-      command: `paramine bench soak ${process.argv.slice(4).join(' ')}`.trim(),
+      command: `npm run lab -- soak ${process.argv.slice(4).join(' ')}`.trim(),
       machine: machineInfo(loadBefore),
       index,
       options: o,

@@ -4,21 +4,21 @@
  * each method's extra pairs counted and their quality given as BERTScore F1 of (shorter sentence, span)
  * from the encoder's token vectors (no idf), mean and share above ParaSCI's 0.7 filter.
  *
- *   paramine bench scopes-subsentence [--methods best-clause,span] [--span-model NAME]
+ *   npm run lab -- scopes-subsentence [--methods best-clause,span] [--span-model NAME]
  *        [--min-cosine 0.42] [--span-cosine 0.7]
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readPairs } from '../corpus/index.js';
-import { bertScore, Encoder } from '../encode/index.js';
-import { buildIndex } from '../indexer/build.js';
-import type { MinedPair } from '../jobs/index.js';
-import { DEFAULT_SPAN_MODEL, PARASCI_COSINE } from '../jobs/spec.js';
-import { resolveModelDir } from '../models/resolve.js';
-import { type BenchOutput, defineBenchmark, list } from './harness.js';
-import { machineInfo } from './machine.js';
+import { type BenchOutput, defineBenchmark, list } from '../../dist/bench/harness.js';
+import { machineInfo } from '../../dist/bench/machine.js';
+import { readPairs } from '../../dist/corpus/index.js';
+import { bertScore, Encoder } from '../../dist/encode/index.js';
+import { buildIndex } from '../../dist/indexer/build.js';
+import type { MinedPair } from '../../dist/jobs/index.js';
+import { DEFAULT_SPAN_MODEL, PARASCI_COSINE } from '../../dist/jobs/spec.js';
+import { resolveModelDir } from '../../dist/models/resolve.js';
 import { DATA, mine } from './scopes-mining.js';
 
 const schema = z.object({

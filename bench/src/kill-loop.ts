@@ -2,7 +2,7 @@
  * SIGKILL at random points of an index build and a mining job, then resume, compared with uninterrupted
  * runs:
  *
- *   paramine bench kill-loop --iterations 100 [--sentences 400] [--seed 1] [--json FILE]
+ *   npm run lab -- kill-loop --iterations 100 [--sentences 400] [--seed 1] [--json FILE]
  *
  * Each iteration starts a fresh `paramine index` and kills it (SIGKILL) after a random share of the
  * reference build's wall time, then runs it again with --resume until it finishes; likewise a fresh
@@ -17,11 +17,11 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { Rng } from '../testing/index.js';
-import { defineBenchmark, type Log } from './harness.js';
-import { machineInfo } from './machine.js';
+import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
+import { machineInfo } from '../../dist/bench/machine.js';
+import { Rng } from '../../dist/testing/index.js';
 
-const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const ROOT = resolve(dirname(CLI), '..');
 
 const killSchema = z.object({
@@ -148,7 +148,7 @@ async function killLoop(o: KillOptions, log: Log) {
     }
     return {
       benchmark: 'kill-loop',
-      command: `paramine bench kill-loop ${process.argv.slice(4).join(' ')}`.trim(),
+      command: `npm run lab -- kill-loop ${process.argv.slice(4).join(' ')}`.trim(),
       machine: machineInfo(loadBefore),
       options: o,
       reference: { buildMs: refBuild.ms, mineMs: refMine.ms, pairs },

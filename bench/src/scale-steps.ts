@@ -27,8 +27,8 @@ import {
   type VectorSource,
   writeIndexFile,
   writeIndexManifest,
-} from '../index/index.js';
-import { createIndex, getNumThreads, setNumThreads } from '../native/index.js';
+} from '../../dist/index/index.js';
+import { createIndex, getNumThreads, setNumThreads } from '../../dist/native/index.js';
 import { GEN_CHUNK, generateHalfFile, queryVectors } from './scale-vectors.js';
 
 export interface StepArgs {

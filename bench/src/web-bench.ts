@@ -2,7 +2,7 @@
  * The web page's weight and its time to first results, in Debian's Chromium (playwright-core, a dev
  * dependency) against `paramine serve` on loopback:
  *
- *   paramine bench web [--index DIR --queries 20 --rerank false --json FILE]   (npm run bench:web -- …)
+ *   npm run lab -- web [--index DIR --queries 20 --rerank false --json FILE]   (npm run bench:web -- …)
  *
  * Page weight: every response of a cold load of the search page (fresh profile, empty cache), from
  * Chromium's network events (Network.loadingFinished's encodedDataLength: bytes on the wire, headers
@@ -19,12 +19,12 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { z } from 'zod';
-import { spawnServe } from '../testing/index.js';
-import { launchChromium } from './chromium.js';
-import { defineBenchmark, type Log } from './harness.js';
-import { machineInfo } from './machine.js';
+import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
+import { machineInfo } from '../../dist/bench/machine.js';
+import { launchChromium } from '../../dist/testing/chromium.js';
+import { spawnServe } from '../../dist/testing/index.js';
 
-const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const schema = z.object({
   index: z.string().min(1),
   queries: z.coerce.number().int().min(2).max(500),

@@ -1,20 +1,20 @@
 /**
- * `paramine bench domain-speed`: what domain scoring and the BERTScore filter cost (BENCHMARKS.md
+ * `npm run lab -- domain-speed`: what domain scoring and the BERTScore filter cost (BENCHMARKS.md
  * "Domain-specific mining"), as CPU time of this process (robust on a shared machine) with a reference
  * measured in the same invocation:
  *  - Moore–Lewis σ per sentence (two 5-gram LMs) against tokenize() alone on the same sentences;
  *  - BERTScore of 1,000 pairs (token vectors + greedy F1) against pooled encoding of the same texts.
  *
- *   paramine bench domain-speed --data ../shared/data --json out.json
+ *   npm run lab -- domain-speed --data ../shared/data --json out.json
  */
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readPairs } from '../corpus/index.js';
-import { trainMooreLewis } from '../domain/train.js';
-import { bertScore, Encoder } from '../encode/index.js';
-import { resolveModelDir } from '../models/resolve.js';
-import { normalize, tokenize } from '../text/index.js';
-import { defineBenchmark } from './harness.js';
+import { defineBenchmark } from '../../dist/bench/harness.js';
+import { readPairs } from '../../dist/corpus/index.js';
+import { trainMooreLewis } from '../../dist/domain/train.js';
+import { bertScore, Encoder } from '../../dist/encode/index.js';
+import { resolveModelDir } from '../../dist/models/resolve.js';
+import { normalize, tokenize } from '../../dist/text/index.js';
 
 const schema = z.object({
   data: z.string().min(1),

@@ -1,5 +1,5 @@
 /**
- * `paramine bench bertscore-calibrate`: the BERTScore thresholds of the ParaSCI presets for our encoder
+ * `npm run lab -- bertscore-calibrate`: the BERTScore thresholds of the ParaSCI presets for our encoder
  * (docs/bertscore.md). BERTScore F1 of ParaSCI val pairs and of as many random pairs (a source sentence with
  * another pair's target), then ParaSCI's SciBERT thresholds (0.7; 0.6 for definitions) carried over by
  * bert_score's own baseline rescaling: a threshold t sits at r = (t − b) / (1 − b) between the random-pair
@@ -7,15 +7,15 @@
  * layer for scibert-scivocab-uncased); ours is measured here, so t' = b' + r (1 − b'). Also the cost per
  * 1,000 pairs.
  *
- *   paramine bench bertscore-calibrate --pairs ../shared/data/parasci/acl/val.src --json out.json
+ *   npm run lab -- bertscore-calibrate --pairs ../shared/data/parasci/acl/val.src --json out.json
  */
 import { z } from 'zod';
-import { readPairs } from '../corpus/index.js';
-import { bertScore, Encoder } from '../encode/index.js';
-import { prng } from '../index/index.js';
-import { resolveModelDir } from '../models/resolve.js';
-import { normalize } from '../text/index.js';
-import { defineBenchmark } from './harness.js';
+import { defineBenchmark } from '../../dist/bench/harness.js';
+import { readPairs } from '../../dist/corpus/index.js';
+import { bertScore, Encoder } from '../../dist/encode/index.js';
+import { prng } from '../../dist/index/index.js';
+import { resolveModelDir } from '../../dist/models/resolve.js';
+import { normalize } from '../../dist/text/index.js';
 
 /** bert_score's rescale baseline for allenai/scibert_scivocab_uncased (en-sci), layer 8, F. */
 export const SCIBERT_RANDOM_F1 = 0.5322364;

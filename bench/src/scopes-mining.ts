@@ -1,21 +1,21 @@
 /**
  * Scoped mining benchmarks (BENCHMARKS.md, "Scopes"), through the harness:
  *
- *   paramine bench scopes-nmr [--fillers 8000]   group-scoped vs global mining, MultiPIT NMR sets
+ *   npm run lab -- scopes-nmr [--fillers 8000]   group-scoped vs global mining, MultiPIT NMR sets
  *   (sub-sentence pairs: subsentence-bench.ts)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readPairs } from '../corpus/index.js';
-import { prng } from '../index/index.js';
-import { buildIndex } from '../indexer/build.js';
-import { type MinedPair, pairKey } from '../jobs/index.js';
-import { openService } from '../service/index.js';
-import { parseGroupKeySpec } from '../store/index.js';
-import { type BenchOutput, defineBenchmark } from './harness.js';
-import { machineInfo } from './machine.js';
+import { type BenchOutput, defineBenchmark } from '../../dist/bench/harness.js';
+import { machineInfo } from '../../dist/bench/machine.js';
+import { readPairs } from '../../dist/corpus/index.js';
+import { prng } from '../../dist/index/index.js';
+import { buildIndex } from '../../dist/indexer/build.js';
+import { type MinedPair, pairKey } from '../../dist/jobs/index.js';
+import { openService } from '../../dist/service/index.js';
+import { parseGroupKeySpec } from '../../dist/store/index.js';
 
 const data = z.string().min(1);
 const nmrSchema = z.object({

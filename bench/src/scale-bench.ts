@@ -1,5 +1,5 @@
 /**
- * `paramine bench scale --dir DIR [--n 10000000] [--nq 1000] [--nprobe 64,128,256]
+ * `npm run lab -- scale --dir DIR [--n 10000000] [--nq 1000] [--nprobe 64,128,256]
  *   [--python-n 1000000] [--passes 3] [--factory F] [--json out.json] [--md out.md]`
  *
  * A build at 10^7 on one machine, vectors streamed from the seeded generator (scale-vectors.ts), each step
@@ -17,10 +17,10 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { ShardedIndex } from '../index/index.js';
-import { distanceKernels, faissVersion } from '../native/index.js';
-import { defineBenchmark, type Log, list } from './harness.js';
-import { PythonFaiss } from './index-python.js';
+import { defineBenchmark, type Log, list } from '../../dist/bench/harness.js';
+import { PythonFaiss } from '../../dist/bench/index-python.js';
+import { ShardedIndex } from '../../dist/index/index.js';
+import { distanceKernels, faissVersion } from '../../dist/native/index.js';
 
 const DIM = 384;
 const K = 10;
@@ -183,7 +183,7 @@ async function compare(o: Opts, plan: { factory: string }, sub: Record<string, u
       threads: 2,
     },
     env,
-    { python: o.python, script: fileURLToPath(new URL('../../src/bench/scale-bench.py', import.meta.url)) },
+    { python: o.python, script: fileURLToPath(new URL('../src/scale-bench.py', import.meta.url)) },
   );
   try {
     const built = await py.request<{ trainS: number; addS: number; stages: Record<string, number> }>({

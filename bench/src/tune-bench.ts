@@ -1,9 +1,9 @@
 /**
- * `paramine bench tune`: an index under a RAM budget, tuned against exact ground truth, its operating
+ * `npm run lab -- tune`: an index under a RAM budget, tuned against exact ground truth, its operating
  * points, and (with --autofaiss PYTHON) autofaiss's pick under the same budget and threads, measured on
  * the same held-out queries and the same exact neighbours.
  *
- *   paramine bench tune --n 100000 --max-ram 16MB --threads 2 [--autofaiss .venv-autofaiss/bin/python]
+ *   npm run lab -- tune --n 100000 --max-ram 16MB --threads 2 [--autofaiss .venv-autofaiss/bin/python]
  *
  * Vectors: seeded clustered 384-d unit vectors (src/testing/vectors.ts), stored as vectors.f16 as the
  * indexer stores embeddings; autofaiss gets those same (half-rounded) vectors as float32. Two disjoint
@@ -15,7 +15,9 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { ParamineError } from '../errors.js';
+import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
+import { machineInfo } from '../../dist/bench/machine.js';
+import { ParamineError } from '../../dist/errors.js';
 import {
   chooseFactory,
   exactTopK,
@@ -26,12 +28,10 @@ import {
   ShardedIndex,
   tuneIndexDir,
   VectorFile,
-} from '../index/index.js';
-import { parseBytes } from '../indexer/options.js';
-import { setNumThreads } from '../native/index.js';
-import { clusteredSpace, writeVectorIndex } from '../testing/index.js';
-import { defineBenchmark, type Log } from './harness.js';
-import { machineInfo } from './machine.js';
+} from '../../dist/index/index.js';
+import { parseBytes } from '../../dist/indexer/options.js';
+import { setNumThreads } from '../../dist/native/index.js';
+import { clusteredSpace, writeVectorIndex } from '../../dist/testing/index.js';
 
 const schema = z.object({
   n: z.coerce.number().int().min(1000).default(100_000),
@@ -116,7 +116,7 @@ async function evaluate(
 }
 
 function runAutofaiss(python: string, config: Record<string, unknown>, log: Log): Promise<Side> {
-  const script = fileURLToPath(new URL('../../src/bench/autofaiss-bench.py', import.meta.url));
+  const script = fileURLToPath(new URL('../src/autofaiss-bench.py', import.meta.url));
   return new Promise((ok, fail) => {
     const child = spawn(python, [script, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -1,0 +1,36 @@
+/**
+ * Runs a commander program whose sub-commands are registered lazily: only the module of the command the
+ * line names is loaded (every one for help), an unknown command exits 2, and a ParamineError is one line on
+ * stderr with exit code 2. Shared by `paramine` and the laboratory's `npm run lab` (bench/src/cli.ts).
+ */
+import { type Command, CommanderError } from 'commander';
+import { isParamineError } from '../errors.js';
+
+export type Registrars = Record<string, () => Promise<{ register: (p: Command) => void }>>;
+
+export async function runCommands(
+  program: Command,
+  registrars: Registrars,
+  argv = process.argv,
+): Promise<void> {
+  const name = program.name();
+  const first = argv[2];
+  const named = registrars[first ?? ''];
+  // Commander prints the program's usage and exits 0 for `paramine nosuch --help`: a typo must not pass as success.
+  if (first !== undefined && !first.startsWith('-') && first !== 'help' && named === undefined) {
+    const known = Object.keys(registrars).join(', ');
+    process.stderr.write(`${name}: unknown command '${first}' (commands: ${known}; see ${name} --help)\n`);
+    process.exit(2);
+  }
+  for (const load of named ? [named] : new Set(Object.values(registrars))) (await load()).register(program);
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) process.exit(e.exitCode);
+    if (isParamineError(e)) {
+      process.stderr.write(`${name}: ${e.code}: ${e.message}${e.field ? ` (${e.field})` : ''}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+}
