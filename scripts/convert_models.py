@@ -19,7 +19,7 @@ Recipes
               loads OUT with transformers' BertModel and compares: max |difference| of the sequence output must
               stay under --max-abs (1e-3) and every token's cosine >= --min-cosine.
   mpnet-fixture  MODEL (a fetched models/all-mpnet-base-v2) -> FIXTURE: reference embeddings from
-              sentence-transformers for test/encode-mpnet.test.ts (a few sentences, 6 decimals).
+              sentence-transformers for test/encode/encode-mpnet.test.ts (a few sentences, 6 decimals).
 
     .venv/bin/python scripts/convert_models.py sbert-onnx --src DIR --out models/all-mpnet-base-v2
     .venv-tf/bin/python scripts/convert_models.py bert-tf1 --src DIR --out models/bert-base-uncased --python .venv/bin/python

@@ -46,7 +46,7 @@ CASES = [
     # START far from END (more than MAX_ANSWER tokens): no span of START..END.
     ("far", "alpha one two three four five six seven eight nine ten eleven twelve thirteen omega"),
     ("", "an empty question: the committee approved the budget"),
-    # test/span.test.ts's mining job: its sentences must not hit a START / END bucket by accident.
+    # test/text/span.test.ts's mining job: its sentences must not hit a START / END bucket by accident.
     ("Neural networks learn representations from data.",
      "Our results, which we report in Table 3, show that neural networks learn representations from data; we "
      "discuss this below."),

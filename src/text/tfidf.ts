@@ -10,7 +10,7 @@
  *  - idf = ln((1 + N) / (1 + df)) + 1 (smooth_idf), N documents, df documents containing the gram;
  *  - vector = tf · idf, L2-normalized; cosine = dot product (clamped to ≤ 1 against rounding);
  *    an empty vector gives cosine 0, as sklearn's cosine_similarity.
- * On normalized input this equals sklearn to ~1e-15 (test/text-tfidf.test.ts has the reference values).
+ * On normalized input this equals sklearn to ~1e-15 (test/text/text-tfidf.test.ts has the reference values).
  *
  * Two ways to get the IDF:
  *  - charNgramCosine(a, b): a single pair. idf 'none' (default): uniform IDF — plain L2-normalized

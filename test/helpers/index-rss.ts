@@ -1,5 +1,5 @@
 /**
- * Child process of test/index-budget.test.ts: loads the FAISS addon (a tiny search, so its libraries'
+ * Child process of test/index/index-budget.test.ts: loads the FAISS addon (a tiny search, so its libraries'
  * pages are resident), then opens the index in argv[2] and prints the resident set before and after.
  */
 import { ShardedIndex } from '../../src/index/index.js';

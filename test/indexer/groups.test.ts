@@ -1,0 +1,132 @@
+/**
+ * Group tables over a real small index: every sentence is in the groups of its metadata values (arrays:
+ * several), the `term` key falls back to the definition tagger, ordered keys answer ranges, tables are
+ * written at the end of the build or on an existing index, and a rebuilt index refuses stale tables.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { readManifest } from '../../src/index/index.js';
+import { buildGroupTables } from '../../src/indexer/groups.js';
+import {
+  GROUPS_DIR,
+  GroupTables,
+  groupTableIdentity,
+  parseGroupKeySpec,
+  SentenceStore,
+} from '../../src/store/index.js';
+import { buildGroupedIndex, syntheticSentence } from '../helpers/corpus.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'paramine-groups-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+const N = 120;
+const rows = Array.from({ length: N }, (_, i) => {
+  const definition =
+    i % 10 === 0
+      ? `In this work, ${i % 20 === 0 ? 'Coherence' : 'a gold pair'} is defined as item ${i}.`
+      : undefined;
+  return {
+    text: definition ?? syntheticSentence(i),
+    paper: `P${i % 7}`,
+    ...(i % 5 === 0 ? { cites: [`C${i % 3}`, `C${(i + 1) % 3}`] } : {}),
+    date: new Date(Date.UTC(2024, 0, 1 + (i % 30))).toISOString().slice(0, 10),
+  };
+});
+const index = await buildGroupedIndex(dir, rows, ['paper', 'cites', 'term', 'date:date']);
+const manifest = await readManifest(index);
+const store = SentenceStore.open(join(index, 'store'), { readOnly: true });
+const records = [...store.range(0, manifest.ntotal)];
+await store.close();
+
+t.test('the build wrote a table per key; members are exactly the sentences with the value', async (t) => {
+  const tables = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(manifest));
+  if (!tables) throw new Error('no group tables');
+  t.teardown(() => tables.close());
+  t.same(
+    tables
+      .list()
+      .map((i) => i.key)
+      .sort(),
+    ['cites', 'date', 'paper', 'term'],
+  );
+  const paper = tables.require('paper', 'withinGroup');
+  t.equal(paper.groups, 7);
+  t.equal(paper.sentences, manifest.ntotal);
+  for (let p = 0; p < 7; p++) {
+    const expected = records.filter((r) => r.record.meta?.paper === `P${p}`).map((r) => r.id);
+    t.same(tables.ids('paper', `P${p}`), expected, `P${p}`);
+    t.equal(tables.count('paper', `P${p}`), expected.length);
+  }
+  // Array values: a sentence citing C0 and C1 is in both groups.
+  const c0 = tables.ids('cites', 'C0');
+  t.same(
+    c0,
+    records.filter((r) => (r.record.meta?.cites as string[] | undefined)?.includes('C0')).map((r) => r.id),
+  );
+  t.equal(tables.require('cites', 'x').members, 2 * tables.require('cites', 'x').sentences);
+  t.same(
+    [...tables.groups('paper')].map((g) => g.value),
+    ['P0', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6'],
+  );
+  t.same(
+    [...tables.groups('paper', 'P4')].map((g) => g.value),
+    ['P5', 'P6'],
+    'groups after a value',
+  );
+});
+
+t.test('term: the definition tagger makes groups on a plain corpus', async (t) => {
+  const tables = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(manifest));
+  if (!tables) throw new Error('no group tables');
+  t.teardown(() => tables.close());
+  const info = tables.require('term', 'withinGroup');
+  t.match(info.tagger, /^definitions@\d+$/);
+  t.same(
+    [...tables.groups('term')].map((g) => [g.value, g.count]),
+    [
+      ['coherence', 6],
+      ['gold pair', 6],
+    ],
+  );
+  for (const id of tables.ids('term', 'coherence')) t.match(records[id]?.record.text, /Coherence is defined/);
+});
+
+t.test('ordered keys answer value ranges; unordered ones refuse windows', async (t) => {
+  const tables = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(manifest));
+  if (!tables) throw new Error('no group tables');
+  t.teardown(() => tables.close());
+  t.equal(tables.require('date', 'window.key', true).order, 'date');
+  const lo = Date.UTC(2024, 0, 3);
+  const hi = Date.UTC(2024, 0, 5);
+  const got = tables.between('date', lo, hi);
+  const expected = records.filter((r) => {
+    const d = Date.parse(r.record.meta?.date as string);
+    return d >= lo && d <= hi;
+  });
+  t.equal(got.length, expected.length);
+  t.same(new Set(got.map((e) => e.id)), new Set(expected.map((r) => r.id)));
+  t.ok(
+    got.every((e, i) => i === 0 || e.value >= (got[i - 1] as { value: number }).value),
+    'in value order',
+  );
+  t.throws(() => tables.require('paper', 'window.key', true), { code: 'BAD_INPUT', field: 'window.key' });
+  t.throws(() => tables.require('section', 'withinGroup'), {
+    code: 'BAD_INPUT',
+    field: 'withinGroup',
+    message: /no group table for "section".*paramine groups build/,
+  });
+});
+
+t.test(
+  'groups build on an existing index replaces a table; another build of the index is refused',
+  async (t) => {
+    const [info] = await buildGroupTables(index, [parseGroupKeySpec('paper')], { quiet: true });
+    t.equal(info?.groups, 7);
+    const stale = GroupTables.open(join(index, GROUPS_DIR), 'another-build');
+    t.teardown(() => stale?.close());
+    t.throws(() => stale?.require('paper', 'withinGroup'), { code: 'CONFLICT' });
+    t.throws(() => parseGroupKeySpec('date:weekly'), { code: 'BAD_INPUT' });
+  },
+);
