@@ -6,6 +6,8 @@
  * event loop for about a second. A model therefore lives in its own worker (tokenizer, session, pooling);
  * the caller's thread only posts texts and receives transferred Float32Arrays. Calls are answered in order.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { type ErrorCode, isParamineError, ParamineError } from '../errors.js';
 
@@ -24,6 +26,38 @@ interface WireError {
 type Response = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WireError };
 type Hello = { ready: true; info: unknown } | { ready: false; error: WireError };
 
+/** What a model worker is started with: the model's own data and the niceness of its threads. */
+interface Start {
+  data: unknown;
+  nice: number;
+}
+
+let threadNice = 0;
+
+/**
+ * Niceness of the model threads started from now on (0: as the process). A service sets it above 0 so that
+ * when the models fill every core, the event loop still gets the CPU first: refusals, health checks and
+ * responses stay prompt instead of queueing behind inference.
+ */
+export function setModelThreadNice(nice: number): void {
+  threadNice = nice;
+}
+
+/**
+ * Lowers this thread's priority. Linux keeps a nice value per thread (setpriority on a thread id), names
+ * the calling thread in /proc/thread-self, and gives threads started later (ONNX Runtime's pool, created
+ * with the session) their creator's value. Elsewhere, or where refused, the thread runs as the process.
+ */
+function niceThisThread(nice: number): void {
+  if (nice === 0) return;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
+  } catch {
+    // not Linux, or not allowed: normal priority
+  }
+}
+
 function toWire(e: unknown): WireError {
   if (isParamineError(e)) return e.field === undefined ? { code: e.code, message: e.message } : e.toJSON();
   return { message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
@@ -39,6 +73,9 @@ function transferables(v: unknown): ArrayBuffer[] {
   return [];
 }
 
+/** Worker side: the data the caller started this model worker with (ModelWorker.start's `data`). */
+export const modelData = (): unknown => (workerData as Start).data;
+
 /**
  * Worker side: opens the model from workerData, answers {id, method, arg} messages with the handlers, and
  * closes the model on a 'close' message. Call this at the top level of a worker entry module.
@@ -51,8 +88,10 @@ export function serveModel<M, H extends Record<string, (model: M, arg: never) =>
 ): void {
   if (isMainThread || parentPort === null) throw new Error('serveModel must run in a worker thread');
   const port = parentPort;
+  const start = workerData as Start;
+  niceThisThread(start.nice);
   let model: M;
-  open(workerData)
+  open(start.data)
     .then((m) => {
       model = m;
       port.postMessage({ ready: true, info: info(m) } satisfies Hello);
@@ -114,7 +153,7 @@ export class ModelWorker<I> {
 
   /** Starts the worker and waits until it has opened the model (or failed to, with the same error). */
   static start<I>(entry: URL, data: unknown): Promise<ModelWorker<I>> {
-    const worker = new Worker(entry, { workerData: data });
+    const worker = new Worker(entry, { workerData: { data, nice: threadNice } satisfies Start });
     return new Promise((resolve, reject) => {
       const onError = (e: Error) =>
         reject(new ParamineError('INTERNAL', `model worker failed: ${e.message}`));

@@ -1,7 +1,6 @@
 /** Worker entry: one CrossEncoderCore or SpanModelCore per worker thread (see ../models/worker.ts for why). */
-import { workerData } from 'node:worker_threads';
 import { z } from 'zod';
-import { serveModel } from '../models/worker.js';
+import { modelData, serveModel } from '../models/worker.js';
 import { CrossEncoderCore, type Pair } from './core.js';
 import { SpanModelCore, type SpanQuery } from './span-core.js';
 
@@ -11,7 +10,7 @@ const Data = z.object({
   opts: z.record(z.string(), z.unknown()),
 });
 
-const { kind } = Data.parse(workerData);
+const { kind } = Data.parse(modelData());
 
 if (kind === 'span') {
   serveModel(

@@ -106,6 +106,15 @@ export class SearchCore {
     return this.#parts.index.metric;
   }
 
+  /**
+   * Throws OVERLOADED when even the smallest request would be refused now (one text for the encoder, one
+   * pair for the cross-encoder): the routes ask before reading a body, so a refusal costs no parsing.
+   */
+  admitSmallest(model: 'encoder' | 'reranker'): void {
+    if (model === 'encoder') this.#parts.encoder.admit?.(1);
+    else this.#parts.reranker?.admit?.(1);
+  }
+
   async search(
     texts: readonly string[],
     options: SearchOptions,

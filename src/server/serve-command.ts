@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { addSettings, defineSettings, settingsOf, type ValuesOf } from '../config.js';
 import type { JobRunner } from '../jobs/index.js';
+import { setModelThreadNice } from '../models/worker.js';
 import { DEFAULT_BATCH, DEFAULT_RERANKER, openService } from '../service/index.js';
 import { buildApp } from './app.js';
 import { DEFAULT_LIMITS } from './context.js';
@@ -102,6 +103,13 @@ export const SERVE_SETTINGS = defineSettings({
     env: 'PARAMINE_WAIT_BUDGET_MS',
     description: 'longest predicted wait for a model a request may face; beyond, 503 + Retry-After at once',
     default: B.encoder.waitBudgetMs,
+  },
+  modelNice: {
+    schema: z.coerce.number().int().min(0).max(19),
+    flag: '--model-nice <n>',
+    description:
+      'niceness of the model threads (Linux): when inference fills the cores, the event loop still answers first (refusals, health, responses); 0: as the process',
+    default: 5,
   },
   rerankBatchMax: {
     schema: int(1, 1024),
@@ -228,6 +236,7 @@ async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
     argv: o.apiKey,
   });
   const metrics = new Metrics();
+  setModelThreadNice(o.modelNice);
   const service = await openService({
     index: o.index,
     model: o.model,

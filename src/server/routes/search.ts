@@ -11,7 +11,10 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   const { core } = ctx.service;
   const searchBody = searchRequest(limits);
 
-  app.post('/v1/search', async (req, reply) => {
+  // Refused before the body is read when the model could not take even the smallest request.
+  const admit = (model: 'encoder' | 'reranker') => ({ onRequest: async () => core.admitSmallest(model) });
+
+  app.post('/v1/search', admit('encoder'), async (req, reply) => {
     const { text: one, texts, ...options } = parseInput(searchBody, req.body);
     const queries = texts ?? [one as string];
     // Reranking costs one cross-encoder pass per (query, candidate): bound it per request.
@@ -30,7 +33,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
 
   const classifyBody = classifyRequest(limits);
 
-  app.post('/v1/classify', async (req, reply) => {
+  app.post('/v1/classify', admit('reranker'), async (req, reply) => {
     const { pairs } = parseInput(classifyBody, req.body);
     if (!core.canRerank) {
       throw new ParamineError(
