@@ -89,3 +89,101 @@ export function describeSettings(
       };
     });
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Flags from an options schema: the zod object a stage validates its options with is the declaration; a
+// field registered with `cli` gets a command-line flag whose type, default and choices are read from it.
+// ---------------------------------------------------------------------------------------------------------
+
+export interface CliMeta {
+  /** Commander's flag syntax (`--factory <str>`, `--input <files...>`, `--no-tune`). */
+  flag: string;
+  description: string;
+  env?: string;
+  /** Turns the flag's text into what the schema takes, where a number or the text itself is not it. */
+  parse?: (text: string) => unknown;
+}
+
+/** The command-line half of option schemas: `field.register(cli, { flag, description })`. */
+export const cli = z.registry<CliMeta>();
+
+type Def = { type: string; innerType?: z.ZodType; defaultValue?: unknown; entries?: Record<string, string> };
+const defOf = (s: z.ZodType): Def => (s as unknown as { _zod: { def: Def } })._zod.def;
+
+/** The field's default (`.default` or `.prefault`), its choices, and the type its flag's text becomes. */
+function fieldFacts(field: z.ZodType): { default?: unknown; choices?: string[]; base: string } {
+  let s = field;
+  let dflt: unknown;
+  for (;;) {
+    const d = defOf(s);
+    if ((d.type === 'default' || d.type === 'prefault') && dflt === undefined) dflt = d.defaultValue;
+    if (d.innerType === undefined || !['default', 'prefault', 'optional', 'nullable'].includes(d.type)) {
+      return {
+        ...(dflt === undefined ? {} : { default: dflt }),
+        ...(d.type === 'enum' && d.entries ? { choices: Object.values(d.entries) } : {}),
+        base: d.type,
+      };
+    }
+    s = d.innerType;
+  }
+}
+
+/** The camelCase attribute commander stores a flag under (`--no-tune` → tune, `--input` → input). */
+const attributeOf = (flag: string): string =>
+  (flag.split(/[ ,]/)[0] as string)
+    .replace(/^--(no-)?/, '')
+    .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+const entriesOf = (schema: z.ZodObject) =>
+  Object.entries(schema.shape as Record<string, z.ZodType>).flatMap(([key, field]) => {
+    const meta = cli.get(field);
+    return meta === undefined ? [] : [{ key, field, meta }];
+  });
+
+/** Adds a flag for every field of `schema` registered in `cli` (`lenient`: none mandatory). */
+export function addFlags(cmd: Command, schema: z.ZodObject, lenient = false): Command {
+  for (const { field, meta } of entriesOf(schema)) {
+    const facts = fieldFacts(field);
+    const o = new Option(meta.flag, meta.description);
+    if (!lenient && !field.safeParse(undefined).success && facts.default === undefined)
+      o.makeOptionMandatory();
+    if (meta.env !== undefined) o.env(meta.env);
+    if (facts.default !== undefined && !meta.flag.startsWith('--no-')) o.default(facts.default);
+    if (facts.choices !== undefined) o.choices(facts.choices);
+    const parse = meta.parse ?? (facts.base === 'number' ? (v: string) => Number(v) : undefined);
+    if (parse !== undefined) o.argParser(parse);
+    cmd.addOption(o);
+  }
+  return cmd;
+}
+
+/** The flags' values under the schema's keys (not yet validated: the stage parses them with its schema). */
+export function flagValues(cmd: Command, schema: z.ZodObject): Record<string, unknown> {
+  const raw = cmd.opts();
+  return Object.fromEntries(
+    entriesOf(schema)
+      .map(({ key, meta }) => [key, raw[attributeOf(meta.flag)]] as const)
+      .filter(([, v]) => v !== undefined),
+  );
+}
+
+/** Each flag's effective value and where it came from, for `paramine config`. */
+export function describeFlags(
+  cmd: Command,
+  schema: z.ZodObject,
+): Array<{ name: string; flag: string; env?: string; value: unknown; source: Source }> {
+  return entriesOf(schema).map(({ key, meta }) => {
+    const attr = attributeOf(meta.flag);
+    const from = cmd.getOptionValueSource(attr);
+    const value = cmd.opts()[attr];
+    const source: Source =
+      from === 'cli' ? 'flag' : from === 'env' ? 'env' : value !== undefined ? 'default' : 'unset';
+    return {
+      name: key,
+      flag: (meta.flag.split(/[ ,]/)[0] as string).replace(/^--no-/, '--'),
+      ...(meta.env === undefined ? {} : { env: meta.env }),
+      value,
+      source,
+    };
+  });
+}

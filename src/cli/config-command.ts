@@ -4,12 +4,31 @@
  * itself is built from.
  */
 import { Command } from 'commander';
-import { addSettings, describeSettings, type Settings } from '../config.js';
+import type { z } from 'zod';
+import { addFlags, addSettings, describeFlags, describeSettings, type Settings } from '../config.js';
 import { ParamineError } from '../errors.js';
+import { buildOptionsSchema } from '../indexer/options.js';
+import { queueOptionsSchema } from '../queue/options.js';
 import { SERVE_SETTINGS } from '../server/serve-command.js';
 
-/** The commands whose options are declared as settings. */
-const DECLARED: Record<string, Settings> = { serve: SERVE_SETTINGS };
+type Declared = { settings: Settings } | { schema: z.ZodObject };
+
+/** The commands whose options are declared once: as settings, or as their stage's options schema. */
+const DECLARED: Record<string, Declared> = {
+  serve: { settings: SERVE_SETTINGS },
+  index: { schema: buildOptionsSchema.extend(queueOptionsSchema.shape) },
+};
+
+/** The effective values of `name`'s options for these flags. */
+function describe(name: string, d: Declared, flags: string[]) {
+  const target = new Command(name).exitOverride().allowUnknownOption();
+  if ('settings' in d) {
+    addSettings(target, d.settings, true).parse(flags, { from: 'user' });
+    return describeSettings(target, d.settings);
+  }
+  addFlags(target, d.schema, true).parse(flags, { from: 'user' });
+  return describeFlags(target, d.schema);
+}
 
 export function register(program: Command): void {
   program
@@ -23,17 +42,15 @@ export function register(program: Command): void {
     .allowUnknownOption()
     .helpOption('--config-help', 'display help for config')
     .action((name: string, flags: string[], o: { json: boolean }) => {
-      const settings = DECLARED[name];
-      if (settings === undefined) {
+      const declared = DECLARED[name];
+      if (declared === undefined) {
         throw new ParamineError(
           'BAD_INPUT',
           `no declared settings for '${name}' (commands with settings: ${Object.keys(DECLARED).join(', ')})`,
           { field: 'command' },
         );
       }
-      const target = addSettings(new Command(name).exitOverride(), settings, true);
-      target.parse(flags, { from: 'user' });
-      const rows = describeSettings(target, settings);
+      const rows = describe(name, declared, flags);
       if (o.json) {
         process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         return;

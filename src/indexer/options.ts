@@ -1,8 +1,10 @@
 /** Build options of `paramine index`, validated once at the boundary. */
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { cli } from '../config.js';
 import { CORPUS_FORMATS } from '../corpus/index.js';
-import { groupKeySpecSchema } from '../store/index.js';
+import { DEFAULT_ENCODER } from '../models/catalog.js';
+import { groupKeySpecSchema, parseGroupKeySpec } from '../store/index.js';
 
 const UNITS: Record<string, number> = {
   '': 1,
@@ -35,72 +37,163 @@ const bytes = z.union([z.number(), z.string()]).transform((input, ctx) => {
   return v;
 });
 
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+const list = (v: string) => v.split(',').filter((k) => k !== '');
+
+/**
+ * Every option of the offline build, declared once: the programmatic callers' validation, and through
+ * `cli` the flags of `paramine index` (type, default and choices read from here; src/config.ts).
+ */
 export const buildOptionsSchema = z.object({
-  inputs: z.array(z.string().min(1)).min(1, 'give at least one --input file'),
-  /** Every input's format where the extension does not say it (e.g. ParaSCI's .src/.tgt: txt). */
-  format: z.enum(CORPUS_FORMATS).optional(),
-  out: z.string().min(1),
-  model: z.string().min(1),
-  factory: z.string().min(1).default('auto'),
-  /** Least shard count; more when one shard would exceed shardMemory. */
-  shards: z.number().int().min(1).max(1024).default(1),
-  metric: z.enum(['ip', 'l2']).default('ip'),
-  resume: z.boolean().default(false),
-  /** Length filters in tokens (src/text tokenizer), applied after normalization. */
-  minTokens: z.number().int().min(0).default(1),
-  maxTokens: z.number().int().min(1).default(128),
-  /** Lines longer than this many characters are dropped before tokenizing (cheap guard on junk). */
-  maxChars: z.number().int().min(1).default(5000),
-  onBadRecord: z.enum(['fail', 'skip']).default('fail'),
-  /** Sentences per checkpoint: at most this much encoding is redone after a crash. */
-  checkpointEvery: z.number().int().min(1).default(8192),
-  /** Texts handed to the encoder at once (it sorts them by length inside). */
-  encodeBatch: z.number().int().min(1).max(65536).default(256),
-  keepEmbeddings: z.boolean().default(false),
-  /** Keep every embedding in the index as vectors.f16 (mining jobs query with them), or not. */
-  vectors: z.enum(['f16', 'none']).default('f16'),
-  /** Refine stage: auto ('vectors' when kept, see src/index/factory.ts), or one of them. */
-  refine: z.enum(['auto', 'none', 'sq8', 'flat', 'vectors']).default('auto'),
-  seed: z.number().int().default(1234),
-  /** Group tables (src/store/groups.ts) written at the end of the build, in one pass over the store. */
-  groupKeys: z.array(groupKeySpecSchema).default([]),
-  /** Training points per IVF list (FAISS asks 30..256). */
-  trainPointsPerList: z.number().int().min(1).max(4096).default(40),
-  /** Most training vectors (k-means time); default: points per list x lists. */
-  trainSample: z.number().int().min(1).optional(),
-  /** Float32 vectors training holds at once (a k-means group, a batch). */
-  trainMemory: bytes.default(2 ** 30),
-  /** One shard's working set while it is filled (codes + ids, inverted lists grow by doubling). */
-  shardMemory: bytes.default(2 * 2 ** 30),
-  /**
-   * RAM the served index may hold (codes, ids, coarse quantizer, in-RAM refine codes; memory-mapped
-   * vectors.f16 aside): auto picks the best plan under it, a given factory is checked against it, and a
-   * build that cannot fit is refused before any work (OVER_BUDGET, naming the budget that would do).
-   */
-  maxRam: bytes.optional(),
-  /** Measure operating points and set the search defaults after the build (src/index/tune.ts). */
-  tune: z.boolean().default(true),
-  /** Search defaults: the cheapest operating point reaching this recall@10. */
-  targetRecall: z.number().gt(0).max(1).default(0.95),
-  /** Held-out queries the tuning draws from the collection. */
-  tuneQueries: z.number().int().min(10).max(100_000).default(1000),
-  /** Shards filled at once. */
-  fillJobs: z.number().int().min(1).max(64).default(1),
-  /** FAISS threads for training and filling (OpenMP; OpenBLAS too while training). */
-  threads: z
+  inputs: z.array(z.string().min(1)).min(1, 'give at least one --input file').register(cli, {
+    flag: '--input <files...>',
+    description: 'corpus files: .txt, .jsonl, .tsv/.csv with a text column; .gz too',
+  }),
+  format: z.enum(CORPUS_FORMATS).optional().register(cli, {
+    flag: '--format <format>',
+    description: "every input's format, where its extension does not say it (ParaSCI's .src/.tgt: txt)",
+  }),
+  out: z
+    .string()
+    .min(1)
+    .register(cli, { flag: '--out <dir>', description: 'index directory to create (e.g. indexes/NAME)' }),
+  model: z
+    .string()
+    .min(1)
+    .default(DEFAULT_ENCODER)
+    .register(cli, { flag: '--model <name|dir>', description: 'sentence encoder' }),
+  factory: z.string().min(1).default('auto').register(cli, {
+    flag: '--factory <str>',
+    description:
+      'FAISS factory string, or auto (Flat up to 100k; IVF-PQ above, with an HNSW coarse quantizer from 10^6)',
+  }),
+  shards: int(1, 1024).default(1).register(cli, {
+    flag: '--shards <n>',
+    description: 'least number of shards (more when one would exceed --shard-memory)',
+  }),
+  metric: z.enum(['ip', 'l2']).default('ip').register(cli, {
+    flag: '--metric <ip|l2>',
+    description: 'inner product (cosine on unit vectors) or L2',
+  }),
+  resume: z
+    .boolean()
+    .default(false)
+    .register(cli, { flag: '--resume', description: 'continue an interrupted build in --out' }),
+  // Length filters in tokens (src/text tokenizer), applied after normalization.
+  minTokens: int(0)
+    .default(1)
+    .register(cli, { flag: '--min-tokens <n>', description: 'drop sentences with fewer tokens' }),
+  maxTokens: int(1)
+    .default(128)
+    .register(cli, { flag: '--max-tokens <n>', description: 'drop sentences with more tokens' }),
+  // A cheap guard on junk, before tokenizing.
+  maxChars: int(1).default(5000).register(cli, {
+    flag: '--max-chars <n>',
+    description: 'drop lines longer than this before tokenizing',
+  }),
+  onBadRecord: z.enum(['fail', 'skip']).default('fail').register(cli, {
+    flag: '--on-bad-record <fail|skip>',
+    description: 'an invalid JSON line or table row: stop, or skip and report it',
+  }),
+  checkpointEvery: int(1).default(8192).register(cli, {
+    flag: '--checkpoint-every <n>',
+    description: 'sentences per checkpoint (work redone at most after a crash)',
+  }),
+  // The encoder sorts them by length inside.
+  encodeBatch: int(1, 65536)
+    .default(256)
+    .register(cli, { flag: '--encode-batch <n>', description: 'texts per encoder call' }),
+  keepEmbeddings: z.boolean().default(false).register(cli, {
+    flag: '--keep-embeddings',
+    description: 'keep the spilled half-float embeddings (work/) after the build',
+  }),
+  // Mining jobs query with the kept vectors.
+  vectors: z.enum(['f16', 'none']).default('f16').register(cli, {
+    flag: '--vectors <f16|none>',
+    description:
+      'keep every embedding in the index as half floats (vectors.f16, 2 x dim bytes a sentence), or not',
+  }),
+  // 'vectors' when kept: src/index/factory.ts.
+  refine: z.enum(['auto', 'none', 'sq8', 'flat', 'vectors']).default('auto').register(cli, {
+    flag: '--refine <kind>',
+    description: 'auto | vectors (exact, from vectors.f16) | sq8 | flat | none',
+  }),
+  seed: z
     .number()
     .int()
-    .min(1)
-    .max(1024)
-    .default(() => availableParallelism()),
-  /**
-   * Embeddings computed elsewhere: one .npy per input file, same order, row r - 1 = record r
-   * (docs/embeddings.md). No encoding; a sample is re-encoded to check alignment and model.
-   */
-  embeddings: z.array(z.string().min(1)).optional(),
-  /** Sentences re-encoded per checkpoint to check --embeddings (more in the first). */
-  embeddingsCheck: z.number().int().min(1).max(1024).default(4),
-  quiet: z.boolean().default(false),
+    .default(1234)
+    .register(cli, { flag: '--seed <n>', description: 'seed of the training sample' }),
+  // Written at the end of the build, in one pass over the store (src/store/groups.ts).
+  groupKeys: z
+    .array(groupKeySpecSchema)
+    .default([])
+    .register(cli, {
+      flag: '--group-keys <keys>',
+      description:
+        'group tables to write at the end (comma-separated; KEY:date for windows; `term` tags definitions)',
+      parse: (v) => list(v).map(parseGroupKeySpec),
+    }),
+  // FAISS asks 30..256.
+  trainPointsPerList: int(1, 4096).default(40).register(cli, {
+    flag: '--train-points-per-list <n>',
+    description: 'training vectors per IVF list',
+  }),
+  // k-means time.
+  trainSample: int(1).optional().register(cli, {
+    flag: '--train-sample <n>',
+    description: 'most training vectors (default: points per list x lists)',
+  }),
+  // A k-means group, a batch.
+  trainMemory: bytes.prefault('1GiB').register(cli, {
+    flag: '--train-memory <size>',
+    description: 'vectors training holds at once, e.g. 1GB',
+  }),
+  // Codes + ids; inverted lists grow by doubling.
+  shardMemory: bytes.prefault('2GiB').register(cli, {
+    flag: '--shard-memory <size>',
+    description: "one shard's working set while filled, e.g. 2GB",
+  }),
+  // Codes, ids, coarse quantizer, in-RAM refine codes (memory-mapped vectors.f16 aside). A build that cannot
+  // fit is refused before any work (OVER_BUDGET, naming the budget that would do).
+  maxRam: bytes.optional().register(cli, {
+    flag: '--max-ram <size>',
+    description:
+      'RAM the served index may hold, e.g. 16GB: auto picks what fits, else refused before any work',
+  }),
+  // src/index/tune.ts
+  tune: z.boolean().default(true).register(cli, {
+    flag: '--no-tune',
+    description: 'skip measuring operating points after the build (Flat indexes never tune)',
+  }),
+  targetRecall: z.number().gt(0).max(1).default(0.95).register(cli, {
+    flag: '--target-recall <r>',
+    description: 'search defaults: the cheapest operating point reaching this recall@10',
+  }),
+  tuneQueries: int(10, 100_000).default(1000).register(cli, {
+    flag: '--tune-queries <n>',
+    description: 'held-out queries drawn from the collection for the tuning',
+  }),
+  fillJobs: int(1, 64)
+    .default(1)
+    .register(cli, { flag: '--fill-jobs <n>', description: 'shards filled at once' }),
+  // OpenMP; OpenBLAS too while training.
+  threads: int(1, 1024)
+    .default(() => availableParallelism())
+    .register(cli, {
+      flag: '--threads <n>',
+      description: 'FAISS threads for training and filling (default: all cores)',
+    }),
+  // No encoding; a sample is re-encoded to check alignment and model.
+  embeddings: z.array(z.string().min(1)).optional().register(cli, {
+    flag: '--embeddings <files...>',
+    description:
+      'embeddings computed elsewhere: one .npy per --input file, row r-1 = record r (docs/embeddings.md)',
+  }),
+  embeddingsCheck: int(1, 1024).default(4).register(cli, {
+    flag: '--embeddings-check <n>',
+    description: 'sentences re-encoded per checkpoint to check --embeddings',
+  }),
+  quiet: z.boolean().default(false).register(cli, { flag: '--quiet', description: 'no progress output' }),
 });
 
 export type BuildOptionsInput = z.input<typeof buildOptionsSchema>;

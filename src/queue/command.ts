@@ -4,8 +4,10 @@
  * without it, the one-machine build runs exactly as before and BullMQ is never loaded).
  */
 import type { Command } from 'commander';
-import { indexCommand, runIndex } from '../indexer/command.js';
+import { addFlags, flagValues } from '../config.js';
+import { indexCommand, indexFlags, runIndex } from '../indexer/command.js';
 import { formatDuration } from '../progress.js';
+import { type QueueOptionsInput, queueOptionsSchema } from './options.js';
 
 const int = (v: string) => Number.parseInt(v, 10);
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -17,37 +19,25 @@ export function register(program: Command): void {
 }
 
 export function registerIndex(program: Command): void {
-  indexCommand(program)
-    .option('--queue <url>', 'distributed build: redis://HOST:PORT/DB of the job queue (docs/distributed.md)')
-    .option('--work <dir>', 'distributed build: work directory shared by every worker (NFS-style path)')
-    .option('--chunk-lines <n>', 'distributed build: input lines per embed job', int, 8192)
-    .option('--partitions <n>', 'distributed build: dedup jobs (key-hash partitions)', int, 16)
-    .option('--piece-size <n>', 'distributed build: vectors per fill job', int, 1_000_000)
-    .option('--on-failed-chunk <stop|skip>', 'distributed build: a chunk failing after its retries', 'stop')
-    .option('--metrics-port <port>', 'distributed build: serve Prometheus metrics on this port', int)
-    .action(async (o: Record<string, unknown>) => {
-      if (o.queue === undefined) return runIndex(o);
-      const { buildDistributed } = await import('./coordinator.js');
-      const { queue, work, chunkLines, partitions, pieceSize, onFailedChunk, metricsPort, input, ...rest } =
-        o;
-      const s = await buildDistributed(
-        { ...rest, inputs: input },
-        { queue, work, chunkLines, partitions, pieceSize, onFailedChunk, metricsPort } as Parameters<
-          typeof buildDistributed
-        >[1],
-        log,
-      );
-      const c = s.counters;
-      process.stdout.write(
-        [
-          `index written to ${String(o.out)}${s.resumed ? ' (resumed)' : ''} by the queue's workers`,
-          `  read ${c.read}, kept ${c.kept}, duplicates ${c.duplicates}, filtered ${c.empty + c.short + c.long}, bad records ${c.bad}`,
-          `  vectors ${s.vectors} in ${s.shards} shard(s), factory ${s.factory}; ${s.chunks} chunks${s.skipped.length ? `, given up: ${s.skipped.join(', ')}` : ''}`,
-          `  wall time ${formatDuration(s.wallMs / 1000)}`,
-          '',
-        ].join('\n'),
-      );
-    });
+  const cmd = indexCommand(program);
+  // Lenient: --queue and --work are needed only for the distributed build (the coordinator checks them).
+  addFlags(cmd, queueOptionsSchema, true).action(async () => {
+    const build = indexFlags(cmd);
+    const q = flagValues(cmd, queueOptionsSchema);
+    if (q.queue === undefined) return runIndex(build);
+    const { buildDistributed } = await import('./coordinator.js');
+    const s = await buildDistributed(build, q as QueueOptionsInput, log);
+    const c = s.counters;
+    process.stdout.write(
+      [
+        `index written to ${String(build.out)}${s.resumed ? ' (resumed)' : ''} by the queue's workers`,
+        `  read ${c.read}, kept ${c.kept}, duplicates ${c.duplicates}, filtered ${c.empty + c.short + c.long}, bad records ${c.bad}`,
+        `  vectors ${s.vectors} in ${s.shards} shard(s), factory ${s.factory}; ${s.chunks} chunks${s.skipped.length ? `, given up: ${s.skipped.join(', ')}` : ''}`,
+        `  wall time ${formatDuration(s.wallMs / 1000)}`,
+        '',
+      ].join('\n'),
+    );
+  });
 }
 
 function registerWorker(program: Command): void {

@@ -32,23 +32,9 @@ import { runStage, type StageContext, type StageJob } from './dispatch.js';
 import { ensureDirs, layout, readMarker } from './layout.js';
 import { mergeShards } from './merge.js';
 import { QueueMetrics } from './metrics.js';
+import { type QueueOptionsInput, queueOptionsSchema } from './options.js';
 import { splitInputs } from './split.js';
 import { chunkName, type QueueBuild, readBuild, saveBuild } from './state.js';
-
-export const queueOptionsSchema = z.object({
-  queue: z.string().min(1),
-  work: z.string().min(1),
-  /** Input lines per embed job. */
-  chunkLines: z.number().int().min(1).default(8192),
-  /** Dedup jobs (key-hash partitions). */
-  partitions: z.number().int().min(1).max(256).default(16),
-  /** Vectors per fill job (pieces of a shard). */
-  pieceSize: z.number().int().min(1).default(1_000_000),
-  onFailedChunk: z.enum(['stop', 'skip']).default('stop'),
-  metricsPort: z.number().int().min(0).max(65535).optional(),
-  pollMs: z.number().int().min(10).default(250),
-});
-export type QueueOptionsInput = z.input<typeof queueOptionsSchema>;
 
 export interface DistributedSummary {
   vectors: number;

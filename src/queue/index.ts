@@ -4,12 +4,7 @@
  * mine-command.ts (`mine --queue`, joined to src/mine by cli.ts).
  */
 export { parseQueueUrl, type RedisTarget, STAGES, type Stage } from './connection.js';
-export {
-  buildDistributed,
-  type DistributedSummary,
-  type QueueOptionsInput,
-  queueOptionsSchema,
-} from './coordinator.js';
+export { buildDistributed, type DistributedSummary } from './coordinator.js';
 export { layout, type Marker, publish, readMarker } from './layout.js';
 export { QueueMetrics } from './metrics.js';
 export {
@@ -18,4 +13,5 @@ export {
   mineDistributed,
   mineRanges,
 } from './mine.js';
+export { type QueueOptionsInput, queueOptionsSchema } from './options.js';
 export { runWorker, type WorkerOptionsInput, workerOptionsSchema } from './worker.js';

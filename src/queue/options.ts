@@ -1,0 +1,61 @@
+/**
+ * Options of the distributed build, declared once: the coordinator validates with this schema and
+ * `paramine index --queue` takes its flags from it (src/config.ts). No BullMQ here: the one-machine build
+ * registers these flags without loading it.
+ */
+import { z } from 'zod';
+import { cli } from '../config.js';
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+const note = 'distributed build: ';
+
+export const queueOptionsSchema = z.object({
+  queue: z
+    .string()
+    .min(1)
+    .register(cli, {
+      flag: '--queue <url>',
+      description: `${note}redis://HOST:PORT/DB of the job queue (docs/distributed.md)`,
+    }),
+  work: z
+    .string()
+    .min(1)
+    .register(cli, {
+      flag: '--work <dir>',
+      description: `${note}work directory shared by every worker (NFS-style path)`,
+    }),
+  chunkLines: int(1)
+    .default(8192)
+    .register(cli, {
+      flag: '--chunk-lines <n>',
+      description: `${note}input lines per embed job`,
+    }),
+  partitions: int(1, 256)
+    .default(16)
+    .register(cli, {
+      flag: '--partitions <n>',
+      description: `${note}dedup jobs (key-hash partitions)`,
+    }),
+  // Pieces of a shard.
+  pieceSize: int(1)
+    .default(1_000_000)
+    .register(cli, {
+      flag: '--piece-size <n>',
+      description: `${note}vectors per fill job`,
+    }),
+  onFailedChunk: z
+    .enum(['stop', 'skip'])
+    .default('stop')
+    .register(cli, {
+      flag: '--on-failed-chunk <stop|skip>',
+      description: `${note}a chunk failing after its retries`,
+    }),
+  metricsPort: int(0, 65535)
+    .optional()
+    .register(cli, {
+      flag: '--metrics-port <port>',
+      description: `${note}serve Prometheus metrics on this port`,
+    }),
+  pollMs: int(10).default(250),
+});
+export type QueueOptionsInput = z.input<typeof queueOptionsSchema>;
