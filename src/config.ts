@@ -128,6 +128,9 @@ function fieldFacts(field: z.ZodType): { default?: unknown; choices?: string[]; 
   }
 }
 
+/** A schema field's default, for a flag that feeds it (the schema keeps the one value). */
+export const defaultOf = (field: z.ZodType): unknown => fieldFacts(field).default;
+
 /** The camelCase attribute commander stores a flag under (`--no-tune` → tune, `--input` → input). */
 const attributeOf = (flag: string): string =>
   (flag.split(/[ ,]/)[0] as string)

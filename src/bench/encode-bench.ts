@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { Encoder } from '../encode/encoder.js';
+import { env } from '../env.js';
 import { ModelRuntime } from '../models/runtime.js';
 import { CrossEncoder } from '../rerank/cross-encoder.js';
 import { encodeMarkdown } from './encode-report.js';
@@ -254,7 +255,7 @@ export const encode = defineBenchmark({
       .option(
         '--python <path>',
         'python with sentence-transformers',
-        process.env.PARAMINE_PYTHON ?? '.venv/bin/python',
+        env('PARAMINE_PYTHON') ?? '.venv/bin/python',
       )
       .option('--no-python', 'skip sentence-transformers'),
   schema: encodeSchema,

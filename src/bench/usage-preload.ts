@@ -5,8 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
+import { env } from '../env.js';
 
-const file = process.env.PARAMINE_USAGE_FILE;
+const file = env('PARAMINE_USAGE_FILE');
 if (file && isMainThread) {
   process.on('exit', (code) => {
     const u = process.resourceUsage();

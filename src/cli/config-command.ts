@@ -6,6 +6,7 @@
 import { Command } from 'commander';
 import type { z } from 'zod';
 import { addFlags, addSettings, describeFlags, describeSettings, type Settings } from '../config.js';
+import { ENVIRONMENT } from '../env.js';
 import { ParamineError } from '../errors.js';
 import { buildOptionsSchema } from '../indexer/options.js';
 import { queueOptionsSchema } from '../queue/options.js';
@@ -36,12 +37,14 @@ export function register(program: Command): void {
     .description(
       "print a command's effective settings and where each comes from (flag, environment, default)",
     )
-    .argument('<command>', `one of: ${Object.keys(DECLARED).join(', ')}`)
+    .argument('<command>', `one of: ${Object.keys(DECLARED).join(', ')}, or env (the environment variables)`)
     .argument('[flags...]', "the command's flags, as you would give them")
     .option('--json', 'one JSON object instead of a table', false)
     .allowUnknownOption()
     .helpOption('--config-help', 'display help for config')
     .action((name: string, flags: string[], o: { json: boolean }) => {
+      if (name === 'env')
+        return printRows(environmentRows(), o.json, ['variable', 'value', 'source', 'read for']);
       const declared = DECLARED[name];
       if (declared === undefined) {
         throw new ParamineError(
@@ -50,16 +53,46 @@ export function register(program: Command): void {
           { field: 'command' },
         );
       }
-      const rows = describe(name, declared, flags);
-      if (o.json) {
-        process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-        return;
-      }
-      const cell = (v: unknown) => (v === undefined ? '-' : typeof v === 'string' ? v : JSON.stringify(v));
-      const table = rows.map((r) => [r.flag, cell(r.value), r.source, r.env ?? '']);
-      const widths = [0, 1, 2].map((i) => Math.max(...table.map((r) => (r[i] as string).length), 6));
-      for (const r of [['setting', 'value', 'source', 'env'], ...table]) {
-        process.stdout.write(`${r.map((c, i) => (i < 3 ? c.padEnd(widths[i] as number) : c)).join('  ')}\n`);
-      }
+      printRows(describe(name, declared, flags), o.json);
     });
+}
+
+interface Row {
+  flag: string;
+  value: unknown;
+  source: string;
+  env?: string;
+}
+
+function printRows(rows: Row[], json: boolean, header = ['setting', 'value', 'source', 'env']): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  const cell = (v: unknown) => (v === undefined ? '-' : typeof v === 'string' ? v : JSON.stringify(v));
+  const table = rows.map((r) => [r.flag, cell(r.value), r.source, r.env ?? '']);
+  const widths = [0, 1, 2].map((i) => Math.max(...table.map((r) => (r[i] as string).length), 6));
+  for (const r of [header, ...table]) {
+    process.stdout.write(`${r.map((c, i) => (i < 3 ? c.padEnd(widths[i] as number) : c)).join('  ')}\n`);
+  }
+}
+
+/** Every variable paramine reads: the declared ones and the settings' own, set or not (keys masked). */
+function environmentRows(): Row[] {
+  const settingVars = Object.values(DECLARED).flatMap((d) =>
+    'settings' in d
+      ? Object.values(d.settings).flatMap((s) => (s.env ? [[s.env, `a setting (${s.flag})`]] : []))
+      : [],
+  );
+  const rows = [...Object.entries(ENVIRONMENT), ...settingVars] as Array<[string, string]>;
+  return rows.map(([name, what]) => {
+    const v = process.env[name];
+    const secret = /KEY/.test(name) && v !== undefined;
+    return {
+      flag: name,
+      value: secret ? '(set, not shown)' : v,
+      source: v === undefined ? 'unset' : 'env',
+      env: what,
+    };
+  });
 }

@@ -14,6 +14,11 @@ export async function runCommands(
   argv = process.argv,
 ): Promise<void> {
   const name = program.name();
+  // `paramine … | head`: a reader that has seen enough is not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const first = argv[2];
   const named = registrars[first ?? ''];
   // Commander prints the program's usage and exits 0 for `paramine nosuch --help`: a typo must not pass as success.

@@ -9,6 +9,8 @@ import { createWriteStream } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { defaultOf } from '../config.js';
+import { domainRequestSchema } from '../domain/index.js';
 import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
@@ -16,13 +18,24 @@ import {
   type JobRecord,
   type JobSpecInput,
   type JobStore,
+  jobSpecSchema,
   PRESET_NAMES,
 } from '../jobs/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
-import { openService } from '../service/index.js';
+import { DEFAULT_RERANKER, openService } from '../service/index.js';
 
 const num = (v: string) => Number(v);
+
+/** Defaults the job's own schema declares (the HTTP body has the same ones). */
+const JOB = {
+  k: defaultOf(jobSpecSchema.shape.k) as number,
+  cluster: defaultOf(jobSpecSchema.shape.cluster) as boolean,
+};
+const DOMAIN = {
+  mode: defaultOf(domainRequestSchema.shape.mode) as string,
+  apply: defaultOf(domainRequestSchema.shape.apply) as string,
+};
 
 export interface MineFlags {
   index: string;
@@ -174,14 +187,14 @@ export function mineCommand(program: Command): Command {
     .requiredOption('--out <file>', 'pairs as NDJSON (clusters go to FILE.clusters.jsonl)')
     .option('--state <dir>', 'job state directory (default: OUT.state)')
     .option('--resume', 'continue the interrupted job in --state', false)
-    .option('--k <n>', 'neighbours examined per sentence', num, 10)
+    .option('--k <n>', 'neighbours examined per sentence', num, JOB.k)
     .option('--nprobe <n>', 'IVF lists visited per query', num)
     .option('--recall <r>', "wanted recall@10: the index's cheapest operating point reaching it", num)
     .option('--min-cosine <x>', 'drop pairs below this cosine', num)
     .option('--margin-k <n>', 'score pairs by ratio margin over k neighbours (Artetxe & Schwenk)', num)
     .option('--min-margin <x>', 'drop pairs below this margin (e.g. 1.06)', num)
     .option('--rerank', 'label pairs with the cross-encoder', false)
-    .option('--reranker <name|dir>', 'cross-encoder (default: paramine-paraphrase-minilm)')
+    .option('--reranker <name|dir>', `cross-encoder (default: ${DEFAULT_RERANKER})`)
     .option('--labels <labels...>', 'keep pairs with these labels (needs --rerank)')
     .option('--min-probability <p>', "keep pairs whose label's probability is at least this", num)
     .option('--preset <name>', `the papers' recipes: ${PRESET_NAMES.join(', ')}`)
@@ -208,15 +221,15 @@ export function mineCommand(program: Command): Command {
     .option('--exact-max <n>', 'groups up to this size are searched exactly, larger ones via the index', num)
     .option('--bertscore-min <x>', 'BERTScore F1 above this (token vectors of the encoder)', num)
     .option('--domain <name>', 'mine within a domain of the index (paramine domain add)')
-    .option('--domain-mode <mode>', 'subsample, weighted or combined', 'subsample')
+    .option('--domain-mode <mode>', 'subsample, weighted or combined', DOMAIN.mode)
     .option(
       '--domain-threshold <sigma>',
       'keep sentences with σ below this (default: the change point 0)',
       num,
     )
     .option('--domain-top-fraction <f>', 'keep the most in-domain fraction of the index instead', num)
-    .option('--domain-apply <side>', 'subsample queries, candidates or both', 'both')
-    .option('--cluster', 'group accepted pairs into multi-reference sets', false)
+    .option('--domain-apply <side>', 'subsample queries, candidates or both', DOMAIN.apply)
+    .option('--cluster', 'group accepted pairs into multi-reference sets', JOB.cluster)
     .option('--range <start:end>', 'mine only these ids as queries')
     .option('--queries <file>', 'query sentences from a corpus file instead of the index itself')
     .option('--batch-size <n>', 'query sentences per checkpoint', num, 256)

@@ -1,5 +1,6 @@
 /** `paramine models fetch [NAME]` and `paramine models list`. */
 import type { Command } from 'commander';
+import { env } from '../env.js';
 import { ParamineError } from '../errors.js';
 import { CATALOG, type CatalogEntry, catalogEntry } from './catalog.js';
 import { CONVERTED, type ConvertedEntry, convertedEntry } from './converted.js';
@@ -7,7 +8,7 @@ import { fetchModel } from './fetch.js';
 import { fetchConverted } from './fetch-converted.js';
 import { formatListing, listModels, notFetched } from './list.js';
 
-const defaultModelsDir = () => process.env.PARAMINE_MODELS_DIR ?? 'models';
+const defaultModelsDir = () => env('PARAMINE_MODELS_DIR') ?? 'models';
 
 const knownNames = () =>
   [...CATALOG.map((c) => c.name), ...CONVERTED.map((c) => [c.name, ...c.aliases].join('|'))].join(', ');

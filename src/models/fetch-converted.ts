@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import yauzl from 'yauzl';
 import { z } from 'zod';
 import { sha256File } from '../durable.js';
+import { env as envVar } from '../env.js';
 import { ParamineError } from '../errors.js';
 import type { ConvertedEntry } from './converted.js';
 import { type FetchOptions, type FetchOutcome, fetchJar } from './fetch.js';
@@ -41,8 +42,8 @@ export function pythonFor(entry: ConvertedEntry, opts: ConvertOptions): string {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   const [given, env, venv] =
     entry.recipe === 'bert-tf1'
-      ? [opts.tfPython, process.env.PARAMINE_TF_PYTHON, '.venv-tf']
-      : [opts.python, process.env.PARAMINE_PYTHON, '.venv'];
+      ? [opts.tfPython, envVar('PARAMINE_TF_PYTHON'), '.venv-tf']
+      : [opts.python, envVar('PARAMINE_PYTHON'), '.venv'];
   if (given ?? env) return (given ?? env) as string;
   const local = join(root, venv, 'bin', 'python');
   return existsSync(local) ? local : 'python3';

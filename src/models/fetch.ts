@@ -14,6 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
 import { sha256File } from '../durable.js';
+import { env } from '../env.js';
 import { ParamineError } from '../errors.js';
 import type { CatalogEntry } from './catalog.js';
 
@@ -153,7 +154,7 @@ export async function fetchJar(
   const { groupId, artifactId, version, jarSha256 } = maven;
   const coords = `${groupId}:${artifactId}:${version}`;
   await runMvn(
-    opts.mvn ?? process.env.PARAMINE_MVN ?? 'mvn',
+    opts.mvn ?? env('PARAMINE_MVN') ?? 'mvn',
     [
       '-B',
       '-q',

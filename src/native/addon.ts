@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { env } from '../env.js';
 import { type ErrorCode, ParamineError } from '../errors.js';
 import type {
   AnnSearchParams,
@@ -95,7 +96,7 @@ export async function wrap<T>(p: () => Promise<T>): Promise<T> {
 
 /** Where the addon is: src/native/build/Release under the package root (same from src/ and dist/). */
 export function addonPath(): string {
-  const override = process.env.PARAMINE_FAISS_ADDON;
+  const override = env('PARAMINE_FAISS_ADDON');
   if (override) return override;
   return fileURLToPath(new URL('../../src/native/build/Release/paramine_faiss.node', import.meta.url));
 }

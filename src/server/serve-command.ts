@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import { addSettings, defineSettings, settingsOf, type ValuesOf } from '../config.js';
+import { env } from '../env.js';
 import type { JobRunner } from '../jobs/index.js';
 import { setModelThreadNice } from '../models/worker.js';
 import { DEFAULT_BATCH, DEFAULT_RERANKER, openService } from '../service/index.js';
@@ -231,8 +232,8 @@ function batchOptions(o: ServeOptions) {
 async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
   const keys = loadApiKeys({
     file: o.apiKeysFile,
-    named: process.env.PARAMINE_API_KEYS,
-    single: process.env.PARAMINE_API_KEY,
+    named: env('PARAMINE_API_KEYS'),
+    single: env('PARAMINE_API_KEY'),
     argv: o.apiKey,
   });
   const metrics = new Metrics();
