@@ -8,6 +8,7 @@ import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { type AnnotationReport, AnnotationStore, annotationReport } from '../annotations/index.js';
+import { addFlags, cli } from '../config.js';
 import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { ConfigSchema } from '../models/dir.js';
@@ -47,11 +48,22 @@ async function copyModel(from: string, to: string): Promise<void> {
   }
 }
 
-const thresholdOptions = common.extend({
-  reranker: z.string().min(1).default(DEFAULT_RERANKER),
-  out: z.string().min(1).optional(),
-  minPairs: z.coerce.number().int().min(1).default(50),
+/** The options `threshold` adds, declared once with their flags (src/config.ts). */
+const thresholdFlags = z.object({
+  reranker: z.string().min(1).default(DEFAULT_RERANKER).register(cli, {
+    flag: '--reranker <name|dir>',
+    description: 'the cross-encoder the annotations were made with',
+  }),
+  out: z.string().min(1).optional().register(cli, {
+    flag: '--out <dir>',
+    description: 'where the copy goes (default: INDEX/rerankers/NAME)',
+  }),
+  minPairs: z.coerce.number().int().min(1).default(50).register(cli, {
+    flag: '--min-pairs <n>',
+    description: 'fewest annotated pairs to choose a cut from',
+  }),
 });
+const thresholdOptions = common.extend(thresholdFlags.shape);
 
 async function threshold(raw: Record<string, unknown>): Promise<void> {
   const o = parseInput(thresholdOptions, raw, 'options');
@@ -99,13 +111,14 @@ export function register(program: Command): void {
     const r = await report(parseInput(common, raw, 'options'));
     process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
   });
-  source(
-    cmd
-      .command('threshold')
-      .description('copy the cross-encoder for this index with the label cut of best F1 on the annotations'),
-  )
-    .option('--reranker <name|dir>', 'the cross-encoder the annotations were made with', DEFAULT_RERANKER)
-    .option('--out <dir>', 'where the copy goes (default: INDEX/rerankers/NAME)')
-    .option('--min-pairs <n>', 'fewest annotated pairs to choose a cut from', '50')
-    .action(threshold);
+  addFlags(
+    source(
+      cmd
+        .command('threshold')
+        .description(
+          'copy the cross-encoder for this index with the label cut of best F1 on the annotations',
+        ),
+    ),
+    thresholdFlags,
+  ).action(threshold);
 }

@@ -9,6 +9,7 @@ import { addFlags, addSettings, describeFlags, describeSettings, type Settings }
 import { ENVIRONMENT } from '../env.js';
 import { ParamineError } from '../errors.js';
 import { buildOptionsSchema } from '../indexer/options.js';
+import { tuneOptionsSchema } from '../indexer/tune-command.js';
 import { queueOptionsSchema } from '../queue/options.js';
 import { SERVE_SETTINGS } from '../server/serve-command.js';
 
@@ -18,6 +19,7 @@ type Declared = { settings: Settings } | { schema: z.ZodObject };
 const DECLARED: Record<string, Declared> = {
   serve: { settings: SERVE_SETTINGS },
   index: { schema: buildOptionsSchema.extend(queueOptionsSchema.shape) },
+  tune: { schema: tuneOptionsSchema },
 };
 
 /** The effective values of `name`'s options for these flags. */

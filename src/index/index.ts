@@ -68,6 +68,8 @@ export { prng, sampleIds, spread, type VectorSource } from './source.js';
 export { mergeTopK } from './topk.js';
 export { type TrainOptions, type TrainProgress, type TrainStage, trainIndex } from './train.js';
 export {
+  DEFAULT_TARGET_RECALL,
+  DEFAULT_TUNE_QUERIES,
   heldOutIds,
   paretoFront,
   recallOf,

@@ -31,12 +31,17 @@ import { ShardedIndex, type ShardSearchParams } from './sharded.js';
 import { sampleIds, type VectorSource } from './source.js';
 import { VectorFile } from './vectors.js';
 
+/** Operating points are chosen for this recall@10 unless asked otherwise (`paramine index` and `tune`). */
+export const DEFAULT_TARGET_RECALL = 0.95;
+/** Held-out queries the tuning draws (at least 1,000 for the evidence; fewer for a quick look). */
+export const DEFAULT_TUNE_QUERIES = 1000;
+
 export interface TuneOptions {
-  /** Held-out queries drawn from the collection (default 1000). */
+  /** Held-out queries drawn from the collection (default DEFAULT_TUNE_QUERIES). */
   queries?: number;
   /** Recall is measured at k (default 10). */
   k?: number;
-  /** Defaults become the cheapest point reaching it (default 0.95). */
+  /** Defaults become the cheapest point reaching it (default DEFAULT_TARGET_RECALL). */
   targetRecall?: number;
   /** Queries timed one at a time for p50 / p99 (default 300, at most `queries`). */
   latencyQueries?: number;
@@ -217,9 +222,9 @@ export async function tuneIndex(
   const started = performance.now();
   const manifest = index.manifest;
   const k = options.k ?? 10;
-  const target = options.targetRecall ?? 0.95;
+  const target = options.targetRecall ?? DEFAULT_TARGET_RECALL;
   const seed = options.seed ?? 20;
-  const ids = heldOutIds(source.count, options.queries ?? 1000, seed, options.avoidIds);
+  const ids = heldOutIds(source.count, options.queries ?? DEFAULT_TUNE_QUERIES, seed, options.avoidIds);
   if (ids.length === 0) throw new ParamineError('BAD_INPUT', 'no queries to tune with', { field: 'queries' });
   const queries = await source.readIds(ids);
   const exact = await exactTopK(source, queries, k, index.metric, {

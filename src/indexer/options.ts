@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { cli } from '../config.js';
 import { CORPUS_FORMATS } from '../corpus/index.js';
+import { DEFAULT_TARGET_RECALL, DEFAULT_TUNE_QUERIES } from '../index/index.js';
 import { DEFAULT_ENCODER } from '../models/catalog.js';
 import { groupKeySpecSchema, parseGroupKeySpec } from '../store/index.js';
 
@@ -165,11 +166,11 @@ export const buildOptionsSchema = z.object({
     flag: '--no-tune',
     description: 'skip measuring operating points after the build (Flat indexes never tune)',
   }),
-  targetRecall: z.number().gt(0).max(1).default(0.95).register(cli, {
+  targetRecall: z.number().gt(0).max(1).default(DEFAULT_TARGET_RECALL).register(cli, {
     flag: '--target-recall <r>',
     description: 'search defaults: the cheapest operating point reaching this recall@10',
   }),
-  tuneQueries: int(10, 100_000).default(1000).register(cli, {
+  tuneQueries: int(10, 100_000).default(DEFAULT_TUNE_QUERIES).register(cli, {
     flag: '--tune-queries <n>',
     description: 'held-out queries drawn from the collection for the tuning',
   }),

@@ -5,23 +5,54 @@
  */
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type OperatingPoint, type TuneResult, tuneIndexDir } from '../index/index.js';
+import { addFlags, cli, flagValues } from '../config.js';
+import {
+  DEFAULT_TARGET_RECALL,
+  DEFAULT_TUNE_QUERIES,
+  type OperatingPoint,
+  type TuneResult,
+  tuneIndexDir,
+} from '../index/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
 import { parseInput } from '../validate.js';
 
+/** The options of `paramine tune`, declared once with their flags (src/config.ts). */
 export const tuneOptionsSchema = z.object({
-  index: z.string().min(1),
-  /** Held-out queries (at least 1,000 for the issue's evidence; fewer for a quick look). */
-  queries: z.coerce.number().int().min(10).max(100_000).default(1000),
-  targetRecall: z.coerce.number().gt(0).max(1).default(0.95),
-  k: z.coerce.number().int().min(1).max(100).default(10),
-  latencyQueries: z.coerce.number().int().min(10).max(100_000).default(300),
-  seed: z.coerce.number().int().default(20),
-  threads: z.coerce.number().int().min(1).max(1024).optional(),
-  /** Walk every series to saturation (the default stops each past the target). */
-  full: z.boolean().default(false),
-  quiet: z.boolean().default(false),
+  index: z.string().min(1).register(cli, {
+    flag: '--index <dir>',
+    description: 'index directory (its vectors.f16 gives queries and exact neighbours)',
+  }),
+  queries: z.coerce.number().int().min(10).max(100_000).default(DEFAULT_TUNE_QUERIES).register(cli, {
+    flag: '--queries <n>',
+    description: 'held-out queries drawn from the collection',
+  }),
+  targetRecall: z.coerce.number().gt(0).max(1).default(DEFAULT_TARGET_RECALL).register(cli, {
+    flag: '--target-recall <r>',
+    description: 'search defaults: the cheapest point reaching this recall@k',
+  }),
+  k: z.coerce.number().int().min(1).max(100).default(10).register(cli, {
+    flag: '--k <n>',
+    description: 'recall is measured at k',
+  }),
+  latencyQueries: z.coerce.number().int().min(10).max(100_000).default(300).register(cli, {
+    flag: '--latency-queries <n>',
+    description: 'queries timed one at a time for p50/p99',
+  }),
+  seed: z.coerce
+    .number()
+    .int()
+    .default(20)
+    .register(cli, { flag: '--seed <n>', description: 'seed of the query sample' }),
+  threads: z.coerce.number().int().min(1).max(1024).optional().register(cli, {
+    flag: '--threads <n>',
+    description: 'FAISS threads while searching',
+  }),
+  full: z.boolean().default(false).register(cli, {
+    flag: '--full',
+    description: 'sweep every setting to saturation (default: stop each series past the target)',
+  }),
+  quiet: z.boolean().default(false).register(cli, { flag: '--quiet', description: 'no progress output' }),
 });
 export type TuneCommandOptions = z.input<typeof tuneOptionsSchema>;
 
@@ -76,24 +107,17 @@ export async function runTune(input: TuneCommandOptions, log: (line: string) => 
   return result;
 }
 
-const num = (v: string) => Number(v);
-
 export function register(program: Command): void {
-  program
-    .command('tune')
-    .description(
-      "measure an index's operating points (recall@10 vs exact search, latency) and set its search defaults",
-    )
-    .requiredOption('--index <dir>', 'index directory (its vectors.f16 gives queries and exact neighbours)')
-    .option('--queries <n>', 'held-out queries drawn from the collection', num, 1000)
-    .option('--target-recall <r>', 'search defaults: the cheapest point reaching this recall@k', num, 0.95)
-    .option('--k <n>', 'recall is measured at k', num, 10)
-    .option('--latency-queries <n>', 'queries timed one at a time for p50/p99', num, 300)
-    .option('--seed <n>', 'seed of the query sample', num, 20)
-    .option('--threads <n>', 'FAISS threads while searching', num)
-    .option('--full', 'sweep every setting to saturation (default: stop each series past the target)', false)
-    .option('--quiet', 'no progress output', false)
-    .action(async (o: Record<string, unknown>) => {
-      await runTune(o as TuneCommandOptions, (line) => process.stdout.write(`${line}\n`));
-    });
+  const cmd: Command = addFlags(
+    program
+      .command('tune')
+      .description(
+        "measure an index's operating points (recall@10 vs exact search, latency) and set its search defaults",
+      ),
+    tuneOptionsSchema,
+  );
+  cmd.action(async () => {
+    const o = flagValues(cmd, tuneOptionsSchema) as TuneCommandOptions;
+    await runTune(o, (line) => process.stdout.write(`${line}\n`));
+  });
 }

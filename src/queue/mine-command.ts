@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { ParamineError } from '../errors.js';
 import type { JobRunner, JobSpecInput } from '../jobs/index.js';
 import { formatDuration } from '../progress.js';
+import { DEFAULT_RANGE_SIZE } from './options.js';
 
 type Flags = Record<string, unknown>;
 
@@ -20,7 +21,12 @@ export function withQueue<F>(
       'distributed mining: redis://HOST:PORT/DB of the job queue (docs/distributed.md)',
     )
     .option('--work <dir>', 'distributed mining: work directory shared by every worker')
-    .option('--range-size <n>', 'distributed mining: query sentences per range job', (v) => Number(v), 20_000)
+    .option(
+      '--range-size <n>',
+      'distributed mining: query sentences per range job',
+      (v) => Number(v),
+      DEFAULT_RANGE_SIZE,
+    )
     .action(async (o: Flags) => {
       if (o.queue === undefined) return oneMachine(o as F);
       if (o.work === undefined) {
@@ -68,7 +74,12 @@ export const serveWithQueue = {
         "mining jobs run on this queue's workers: redis://HOST:PORT/DB (docs/distributed.md)",
       )
       .option('--work <dir>', 'with --queue: work directory shared by every worker')
-      .option('--range-size <n>', 'with --queue: query sentences per range job', (v) => Number(v), 20_000);
+      .option(
+        '--range-size <n>',
+        'with --queue: query sentences per range job',
+        (v) => Number(v),
+        DEFAULT_RANGE_SIZE,
+      );
   },
   jobRunner(raw: Flags, index: string): JobRunner | undefined {
     if (raw.queue === undefined) return undefined;
@@ -82,7 +93,7 @@ export const serveWithQueue = {
       work: raw.work,
       index,
       reranker: raw.reranker === false ? (false as const) : (raw.reranker as string | undefined),
-      rangeSize: Number(raw.rangeSize ?? 20_000),
+      rangeSize: Number(raw.rangeSize ?? DEFAULT_RANGE_SIZE),
     };
     // BullMQ is loaded with the first job, not with the service.
     return async (...args) => (await import('./mine.js')).queueJobRunner(options)(...args);

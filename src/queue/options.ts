@@ -59,3 +59,6 @@ export const queueOptionsSchema = z.object({
   pollMs: int(10).default(250),
 });
 export type QueueOptionsInput = z.input<typeof queueOptionsSchema>;
+
+/** Query sentences per range job of distributed mining (`--range-size`). */
+export const DEFAULT_RANGE_SIZE = 20_000;

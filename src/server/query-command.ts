@@ -1,8 +1,9 @@
 /** `paramine query TEXT`: asks a running service and prints the labeled candidates as a table. */
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { defaultOf } from '../config.js';
 import { ParamineError } from '../errors.js';
-import type { SearchResponse } from '../search/types.js';
+import { type SearchResponse, searchOptionsSchema } from '../search/types.js';
 
 const optionsSchema = z.object({
   url: z.url(),
@@ -18,7 +19,7 @@ export function register(program: Command): void {
     .description('ask a running paramine service for paraphrases of TEXT and print them')
     .argument('<text...>', 'the sentence')
     .option('--url <url>', 'service address', 'http://127.0.0.1:8080')
-    .option('--k <n>', 'candidates to show', '10')
+    .option('--k <n>', 'candidates to show', String(defaultOf(searchOptionsSchema.shape.k)))
     .option('--no-rerank', 'skip the cross-encoder')
     .option('--api-key <key>', 'Bearer key, when the service wants one')
     .option('--json', 'print the raw JSON response')
