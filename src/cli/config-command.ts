@@ -10,7 +10,7 @@ import { ENVIRONMENT } from '../env.js';
 import { ParamineError } from '../errors.js';
 import { buildOptionsSchema } from '../indexer/options.js';
 import { tuneOptionsSchema } from '../indexer/tune-command.js';
-import { queueOptionsSchema } from '../queue/options.js';
+import { queueOptionsSchema, workerOptionsSchema } from '../queue/options.js';
 import { SERVE_SETTINGS } from '../server/serve-command.js';
 
 type Declared = { settings: Settings } | { schema: z.ZodObject };
@@ -20,6 +20,7 @@ const DECLARED: Record<string, Declared> = {
   serve: { settings: SERVE_SETTINGS },
   index: { schema: buildOptionsSchema.extend(queueOptionsSchema.shape) },
   tune: { schema: tuneOptionsSchema },
+  worker: { schema: workerOptionsSchema },
 };
 
 /** The effective values of `name`'s options for these flags. */

@@ -7,9 +7,14 @@ import type { Command } from 'commander';
 import { addFlags, flagValues } from '../config.js';
 import { indexCommand, indexFlags, runIndex } from '../indexer/command.js';
 import { formatDuration } from '../progress.js';
-import { type QueueOptionsInput, queueOptionsSchema } from './options.js';
+import {
+  type QueueOptionsInput,
+  queueOptionsSchema,
+  type WorkerOptionsInput,
+  workerOptionsSchema,
+} from './options.js';
 
-const int = (v: string) => Number.parseInt(v, 10);
+const _int = (v: string) => Number.parseInt(v, 10);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Registers `index` (one-machine or distributed) and `worker`. */
@@ -41,23 +46,14 @@ export function registerIndex(program: Command): void {
 }
 
 function registerWorker(program: Command): void {
-  program
-    .command('worker')
-    .description('run distributed build and mining jobs from a queue (docs/distributed.md)')
-    .requiredOption('--queue <url>', 'redis://HOST:PORT/DB of the job queue')
-    .option('--concurrency <n>', 'jobs of each stage run at once', int, 1)
-    .option('--threads <n>', 'encoder (ONNX Runtime) and FAISS threads', int, 1)
-    .option('--stages <list>', 'comma-separated stages to run (default: all)', (v: string) => v.split(','))
-    .option('--metrics-port <port>', 'serve Prometheus metrics on this port', int)
-    .option(
-      '--lock-ms <ms>',
-      "a job's lock: a dead worker's job moves on this long after it died",
-      int,
-      30_000,
-    )
-    .option('--stalled-ms <ms>', 'how often to look for jobs of dead workers', int, 15_000)
-    .action(async (o: Record<string, unknown>) => {
-      const { runWorker } = await import('./worker.js');
-      await runWorker(o as Parameters<typeof runWorker>[0], log);
-    });
+  const cmd: Command = addFlags(
+    program
+      .command('worker')
+      .description('run distributed build and mining jobs from a queue (docs/distributed.md)'),
+    workerOptionsSchema,
+  );
+  cmd.action(async () => {
+    const { runWorker } = await import('./worker.js');
+    await runWorker(flagValues(cmd, workerOptionsSchema) as WorkerOptionsInput, log);
+  });
 }

@@ -13,5 +13,10 @@ export {
   mineDistributed,
   mineRanges,
 } from './mine.js';
-export { type QueueOptionsInput, queueOptionsSchema } from './options.js';
-export { runWorker, type WorkerOptionsInput, workerOptionsSchema } from './worker.js';
+export {
+  type QueueOptionsInput,
+  queueOptionsSchema,
+  type WorkerOptionsInput,
+  workerOptionsSchema,
+} from './options.js';
+export { runWorker } from './worker.js';

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { cli } from '../config.js';
+import { STAGES } from './connection.js';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const note = 'distributed build: ';
@@ -62,3 +63,42 @@ export type QueueOptionsInput = z.input<typeof queueOptionsSchema>;
 
 /** Query sentences per range job of distributed mining (`--range-size`). */
 export const DEFAULT_RANGE_SIZE = 20_000;
+
+/** Options of `paramine worker`, declared once with their flags. */
+export const workerOptionsSchema = z.object({
+  queue: z
+    .string()
+    .min(1)
+    .register(cli, { flag: '--queue <url>', description: 'redis://HOST:PORT/DB of the job queue' }),
+  concurrency: int(1, 64).default(1).register(cli, {
+    flag: '--concurrency <n>',
+    description: 'jobs of each stage run at once',
+  }),
+  threads: int(1, 1024).default(1).register(cli, {
+    flag: '--threads <n>',
+    description: 'encoder (ONNX Runtime) and FAISS threads',
+  }),
+  stages: z
+    .array(z.enum(STAGES))
+    .min(1)
+    .default([...STAGES])
+    .register(cli, {
+      flag: '--stages <list>',
+      description: 'comma-separated stages to run',
+      parse: (v) => v.split(','),
+    }),
+  metricsPort: int(0, 65535).optional().register(cli, {
+    flag: '--metrics-port <port>',
+    description: 'serve Prometheus metrics on this port',
+  }),
+  // BullMQ's lock duration and stalled-job check interval: how soon a dead worker's job moves on.
+  lockMs: int(500).default(30_000).register(cli, {
+    flag: '--lock-ms <ms>',
+    description: "a job's lock: a dead worker's job moves on this long after it died",
+  }),
+  stalledMs: int(200).default(15_000).register(cli, {
+    flag: '--stalled-ms <ms>',
+    description: 'how often to look for jobs of dead workers',
+  }),
+});
+export type WorkerOptionsInput = z.input<typeof workerOptionsSchema>;

@@ -12,28 +12,14 @@ import { Encoder } from '../encode/index.js';
 import { isParamineError, ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
-import { connectionOptions, parseQueueUrl, queueName, STAGES, type Stage } from './connection.js';
+import { connectionOptions, parseQueueUrl, queueName, type Stage } from './connection.js';
 import { runDedup } from './dedup.js';
 import { buildOptions, runEmbed } from './embed.js';
 import { closeTemplates, runFill } from './fill.js';
 import { QueueMetrics } from './metrics.js';
 import { MineRunner, runMineRange } from './mine-range.js';
+import { type WorkerOptionsInput, workerOptionsSchema } from './options.js';
 import { type QueueBuild, readBuild } from './state.js';
-
-export const workerOptionsSchema = z.object({
-  queue: z.string().min(1),
-  concurrency: z.number().int().min(1).max(64).default(1),
-  threads: z.number().int().min(1).max(1024).default(1),
-  stages: z
-    .array(z.enum(STAGES))
-    .min(1)
-    .default([...STAGES]),
-  metricsPort: z.number().int().min(0).max(65535).optional(),
-  /** BullMQ lock duration and stalled-job check interval (ms): how soon a dead worker's job moves on. */
-  lockMs: z.number().int().min(500).default(30_000),
-  stalledMs: z.number().int().min(200).default(15_000),
-});
-export type WorkerOptionsInput = z.input<typeof workerOptionsSchema>;
 
 const baseData = z.object({ work: z.string().min(1), build: z.string().min(1) });
 const embedData = baseData.extend({ chunk: z.number().int().min(0) });
