@@ -53,9 +53,7 @@ t.test('flags take their type, default and choices from the schema', async (t) =
   t.throws(() => parsed(['--input', 'a', '--metric', 'cos']), /Allowed choices are ip, l2/);
   t.throws(() => parsed([]), /required option '--input <files...>' not specified/);
   t.notOk(
-    (addFlags(new Command('y'), schema).options as Array<{ long?: string }>).some(
-      (o) => o.long === '--internal',
-    ),
+    addFlags(new Command('y'), schema).options.some((o) => o.long === '--internal'),
     'a field without a flag gets none',
   );
   t.equal(defaultOf(buildOptionsSchema.shape.targetRecall), 0.95);
