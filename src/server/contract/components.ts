@@ -147,3 +147,19 @@ export const sharedComponents: ZodOpenApiComponentsObject = {
     },
   },
 };
+
+/** The shared error responses (components.responses above) by status code. */
+const ERRORS = {
+  '400': 'BadInput',
+  '401': 'Unauthorized',
+  '404': 'NotFound',
+  '409': 'DomainConflict',
+  '413': 'PayloadTooLarge',
+  '415': 'UnsupportedMediaType',
+  '500': 'Internal',
+  '503': 'Unavailable',
+} as const;
+
+/** References to the shared error responses an operation answers with. */
+export const errors = (...codes: Array<keyof typeof ERRORS>): Record<string, { $ref: string }> =>
+  Object.fromEntries(codes.map((c) => [c, { $ref: `#/components/responses/${ERRORS[c]}` }]));

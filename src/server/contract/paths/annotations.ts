@@ -1,6 +1,7 @@
 /** The annotations routes' operations. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { errors } from '../components.js';
 import { md } from '../md.js';
 import {
   annotationExportQuery,
@@ -65,21 +66,7 @@ export const annotationsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '413': {
-          $ref: '#/components/responses/PayloadTooLarge',
-        },
-        '415': {
-          $ref: '#/components/responses/UnsupportedMediaType',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '413', '415', '500'),
       },
     },
     get: {
@@ -106,15 +93,7 @@ export const annotationsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '500'),
       },
     },
   },
@@ -133,15 +112,7 @@ export const annotationsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '500'),
       },
     },
   },
@@ -168,15 +139,7 @@ export const annotationsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '500'),
       },
     },
   },
@@ -209,15 +172,7 @@ export const annotationsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '500'),
       },
     },
   },
@@ -243,18 +198,7 @@ export const annotationsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '500'),
       },
     },
   },

@@ -1,6 +1,7 @@
 /** The info routes' operations. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { errors } from '../components.js';
 import { md } from '../md.js';
 import { sentenceIdParams } from '../requests.js';
 import { IndexInfo, Sentence } from '../schemas/info.js';
@@ -38,18 +39,7 @@ export const infoPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '500'),
       },
     },
   },
@@ -67,12 +57,7 @@ export const infoPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('401', '500'),
       },
     },
   },
@@ -95,12 +80,7 @@ export const infoPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('401', '500'),
       },
     },
   },

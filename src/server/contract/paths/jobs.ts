@@ -1,6 +1,7 @@
 /** The jobs routes' operations. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { errors } from '../components.js';
 import { md } from '../md.js';
 import { JobRequest, jobIdParams, resultsQuery, streamQuery } from '../requests.js';
 import { Cluster, Job, MinedPair } from '../schemas/jobs.js';
@@ -60,27 +61,7 @@ export const jobsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '409': {
-          $ref: '#/components/responses/DomainConflict',
-        },
-        '413': {
-          $ref: '#/components/responses/PayloadTooLarge',
-        },
-        '415': {
-          $ref: '#/components/responses/UnsupportedMediaType',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '409', '413', '415', '500'),
       },
     },
     get: {
@@ -98,12 +79,7 @@ export const jobsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('401', '500'),
       },
     },
   },
@@ -122,18 +98,7 @@ export const jobsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '500'),
       },
     },
     delete: {
@@ -157,18 +122,7 @@ export const jobsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '500'),
       },
     },
   },
@@ -193,18 +147,7 @@ export const jobsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '500'),
       },
     },
   },
@@ -224,18 +167,7 @@ export const jobsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '500'),
       },
     },
   },
@@ -279,18 +211,7 @@ export const jobsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '500'),
       },
     },
   },

@@ -1,6 +1,7 @@
 /** The ops routes' operations. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { errors } from '../components.js';
 import { md } from '../md.js';
 import { Health, Ready } from '../schemas/info.js';
 
@@ -23,9 +24,7 @@ export const opsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('500'),
       },
     },
   },
@@ -59,9 +58,7 @@ export const opsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('500'),
         '503': {
           description: 'Not ready (still loading, or shutting down).',
           content: {
@@ -108,12 +105,7 @@ export const opsPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('401', '500'),
       },
     },
   },

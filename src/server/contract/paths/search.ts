@@ -1,6 +1,7 @@
 /** The search routes' operations. */
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { DEFAULT_LIMITS } from '../../context.js';
+import { errors } from '../components.js';
 import { md } from '../md.js';
 import { classifyRequest, searchRequest } from '../requests.js';
 import { ClassifyResponse, SearchResponse } from '../schemas/search.js';
@@ -105,30 +106,7 @@ export const searchPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '409': {
-          $ref: '#/components/responses/DomainConflict',
-        },
-        '413': {
-          $ref: '#/components/responses/PayloadTooLarge',
-        },
-        '415': {
-          $ref: '#/components/responses/UnsupportedMediaType',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
-        '503': {
-          $ref: '#/components/responses/Unavailable',
-        },
+        ...errors('400', '401', '404', '409', '413', '415', '500', '503'),
       },
     },
   },
@@ -203,24 +181,7 @@ export const searchPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '413': {
-          $ref: '#/components/responses/PayloadTooLarge',
-        },
-        '415': {
-          $ref: '#/components/responses/UnsupportedMediaType',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
-        '503': {
-          $ref: '#/components/responses/Unavailable',
-        },
+        ...errors('400', '401', '413', '415', '500', '503'),
       },
     },
   },

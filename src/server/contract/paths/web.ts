@@ -1,6 +1,7 @@
 /** The web routes' operations. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { errors } from '../components.js';
 import { md } from '../md.js';
 import { assetParams, vendorParams } from '../requests.js';
 import { ClientConfig } from '../schemas/info.js';
@@ -20,12 +21,7 @@ export const webPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('401', '500'),
       },
     },
   },
@@ -57,12 +53,7 @@ export const webPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('401', '500'),
       },
     },
   },
@@ -86,12 +77,7 @@ export const webPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('401', '500'),
       },
     },
   },
@@ -120,18 +106,7 @@ export const webPaths: ZodOpenApiPathsObject = {
         '304': {
           description: 'Not modified (ETag).',
         },
-        '400': {
-          $ref: '#/components/responses/BadInput',
-        },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('400', '401', '404', '500'),
       },
     },
   },
@@ -154,15 +129,7 @@ export const webPaths: ZodOpenApiPathsObject = {
         '304': {
           description: 'Not modified (ETag).',
         },
-        '401': {
-          $ref: '#/components/responses/Unauthorized',
-        },
-        '404': {
-          $ref: '#/components/responses/NotFound',
-        },
-        '500': {
-          $ref: '#/components/responses/Internal',
-        },
+        ...errors('401', '404', '500'),
       },
     },
   },
