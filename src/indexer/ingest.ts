@@ -137,14 +137,9 @@ async function* readChunks(
       hooks.onBadRecord?.(rec.where, rec.error.message);
       continue;
     }
-    const text = keepRecord(rec, options, counters);
-    if (text === undefined) continue;
-    const key = dedupKey(text);
-    if (key === '') {
-      // Punctuation or symbols only: nothing to embed or to match.
-      counters.empty++;
-      continue;
-    }
+    const kept = keepRecord(rec, options, counters);
+    if (kept === undefined) continue;
+    const { text, key } = kept;
     if (pending.has(key) || store.idForKey(key) !== undefined) {
       counters.duplicates++;
       continue;
@@ -167,11 +162,12 @@ async function* readChunks(
   if (unsaved) yield { rows, positions, cursor, counters: { ...counters } };
 }
 
+/** A record's normalized text and dedup key, or undefined when a filter drops it (counted by reason). */
 export function keepRecord(
   rec: CorpusRecord,
   options: BuildOptions,
   counters: BuildState['counters'],
-): string | undefined {
+): { text: string; key: string } | undefined {
   if (rec.text.length > options.maxChars) {
     counters.long++;
     return undefined;
@@ -190,5 +186,11 @@ export function keepRecord(
     counters.long++;
     return undefined;
   }
-  return text;
+  const key = dedupKey(text);
+  if (key === '') {
+    // Punctuation or symbols only: nothing to embed or to match.
+    counters.empty++;
+    return undefined;
+  }
+  return { text, key };
 }

@@ -12,7 +12,6 @@ import { keepRecord } from '../indexer/ingest.js';
 import { type BuildOptions, buildOptionsSchema } from '../indexer/options.js';
 import { type Counters, emptyCounters } from '../indexer/state.js';
 import { keyHash } from '../store/index.js';
-import { dedupKey } from '../text/index.js';
 import { layout, publish, readMarker } from './layout.js';
 import { chunkName, type QueueBuild } from './state.js';
 
@@ -56,13 +55,9 @@ export async function readChunkRows(b: QueueBuild, c: number, options: BuildOpti
       counters.bad++;
       continue;
     }
-    const text = keepRecord(rec, options, counters);
-    if (text === undefined) continue;
-    const key = dedupKey(text);
-    if (key === '') {
-      counters.empty++;
-      continue;
-    }
+    const kept = keepRecord(rec, options, counters);
+    if (kept === undefined) continue;
+    const { text, key } = kept;
     if (seen.has(key)) {
       counters.duplicates++;
       continue;
