@@ -17,31 +17,34 @@ const program = new Command()
 // command line names is loaded (every one for help): a command carries no other command's modules, which
 // keeps start-up short and the memory the benchmarks measure the command's own.
 // `index` runs the one-machine build, or the distributed one with --queue (src/queue loads BullMQ only then).
-const queue = () => import('./queue/command.js');
+const queue = () => import('./cli/queue-command.js');
 const registrars: Registrars = {
-  models: () => import('./models/command.js'),
+  models: () => import('./cli/models-command.js'),
   index: queue,
   worker: queue,
-  tune: () => import('./indexer/tune-command.js'),
+  tune: () => import('./cli/tune-command.js'),
   // `serve --queue` runs POST /v1/jobs on the queue's workers.
   serve: async () => {
     const [s, q] = await Promise.all([
-      import('./server/serve-command.js'),
-      import('./queue/mine-command.js'),
+      import('./cli/serve-command.js'),
+      import('./cli/mine-queue-command.js'),
     ]);
     return { register: (p: Command) => s.register(p, q.serveWithQueue) };
   },
-  query: () => import('./server/query-command.js'),
-  groups: () => import('./indexer/groups-command.js'),
+  query: () => import('./cli/query-command.js'),
+  groups: () => import('./cli/groups-command.js'),
   // `mine --queue` splits the job over the queue's workers: the two front ends are joined here.
   mine: async () => {
-    const [m, q] = await Promise.all([import('./mine/command.js'), import('./queue/mine-command.js')]);
+    const [m, q] = await Promise.all([
+      import('./cli/mine-command.js'),
+      import('./cli/mine-queue-command.js'),
+    ]);
     return { register: (p: Command) => void q.withQueue(m.mineCommand(p), m.specFromFlags, m.mine) };
   },
-  export: () => import('./mine/export-command.js'),
-  domain: () => import('./service/domain-command.js'),
-  bench: () => import('./bench/command.js'),
-  pairs: () => import('./bench/pairs-command.js'),
+  export: () => import('./cli/export-command.js'),
+  domain: () => import('./cli/domain-command.js'),
+  bench: () => import('./cli/bench-command.js'),
+  pairs: () => import('./cli/pairs-command.js'),
   config: () => import('./cli/config-command.js'),
   annotations: () => import('./cli/annotations-command.js'),
 };

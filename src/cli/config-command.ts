@@ -9,9 +9,9 @@ import { addFlags, addSettings, describeFlags, describeSettings, type Settings }
 import { ENVIRONMENT } from '../env.js';
 import { ParamineError } from '../errors.js';
 import { buildOptionsSchema } from '../indexer/options.js';
-import { tuneOptionsSchema } from '../indexer/tune-command.js';
+import { tuneOptionsSchema } from '../indexer/tune.js';
 import { queueOptionsSchema, workerOptionsSchema } from '../queue/options.js';
-import { SERVE_SETTINGS } from '../server/serve-command.js';
+import { SERVE_SETTINGS } from './serve-command.js';
 
 type Declared = { settings: Settings } | { schema: z.ZodObject };
 

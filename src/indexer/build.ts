@@ -20,7 +20,7 @@ import { ingest } from './ingest.js';
 import { type BuildOptions, type BuildOptionsInput, buildOptionsSchema } from './options.js';
 import { writeShards } from './shards.js';
 import { type BuildState, buildStateSchema, type Counters, emptyCounters, STATE_KEY } from './state.js';
-import { runTune } from './tune-command.js';
+import { runTune } from './tune.js';
 
 export interface BuildSummary {
   counters: Counters;

@@ -1,7 +1,7 @@
 /**
  * The queue stage (docs/distributed.md): distributed builds and mining jobs on BullMQ + Redis with a
- * shared work directory. Command-line front ends: command.ts (`index --queue`, `worker`) and
- * mine-command.ts (`mine --queue`, joined to src/mine by cli.ts).
+ * shared work directory. Its commands are wired in src/cli: queue-command.ts (`index --queue`, `worker`)
+ * and mine-queue-command.ts (`mine --queue`).
  */
 export { parseQueueUrl, type RedisTarget, STAGES, type Stage } from './connection.js';
 export { buildDistributed, type DistributedSummary } from './coordinator.js';

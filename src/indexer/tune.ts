@@ -3,9 +3,8 @@
  * the cheapest one reaching --target-recall its search defaults (src/index/tune.ts). Also the last step
  * of `paramine index` (tuneBuilt), unless --no-tune.
  */
-import type { Command } from 'commander';
 import { z } from 'zod';
-import { addFlags, cli, flagValues } from '../config.js';
+import { cli } from '../config.js';
 import {
   DEFAULT_TARGET_RECALL,
   DEFAULT_TUNE_QUERIES,
@@ -105,19 +104,4 @@ export async function runTune(input: TuneCommandOptions, log: (line: string) => 
       : `no setting reached recall@${t.k} ${t.targetRecall}; defaults are the most accurate point (${c.recall})`,
   );
   return result;
-}
-
-export function register(program: Command): void {
-  const cmd: Command = addFlags(
-    program
-      .command('tune')
-      .description(
-        "measure an index's operating points (recall@10 vs exact search, latency) and set its search defaults",
-      ),
-    tuneOptionsSchema,
-  );
-  cmd.action(async () => {
-    const o = flagValues(cmd, tuneOptionsSchema) as TuneCommandOptions;
-    await runTune(o, (line) => process.stdout.write(`${line}\n`));
-  });
 }

@@ -2,9 +2,9 @@
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { readManifest } from '../index/index.js';
+import { buildGroupTables, describeGroupTable } from '../indexer/groups.js';
 import { formatDuration } from '../progress.js';
 import { GROUPS_DIR, GroupTables, groupTableIdentity, parseGroupKeySpec } from '../store/index.js';
-import { buildGroupTables, describeGroupTable } from './groups.js';
 
 export function register(program: Command): void {
   const groups = program

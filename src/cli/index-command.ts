@@ -1,9 +1,9 @@
 /** `paramine index`: CLI front end of the offline build. */
 import type { Command } from 'commander';
 import { addFlags, flagValues } from '../config.js';
+import { buildIndex } from '../indexer/build.js';
+import { type BuildOptionsInput, buildOptionsSchema } from '../indexer/options.js';
 import { formatDuration } from '../progress.js';
-import { buildIndex } from './build.js';
-import { type BuildOptionsInput, buildOptionsSchema } from './options.js';
 
 export function register(program: Command): void {
   indexCommand(program);

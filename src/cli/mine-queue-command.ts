@@ -1,12 +1,12 @@
 /**
- * `paramine mine --queue URL --work DIR …`: the `mine` command (src/mine, wired by cli.ts: front ends do
- * not import each other) with the distributed runner as its action when --queue is given.
+ * `paramine mine --queue URL --work DIR …`: the `mine` command (mine-command.ts, joined here by cli.ts)
+ * with the distributed runner as its action when --queue is given.
  */
 import type { Command } from 'commander';
 import { ParamineError } from '../errors.js';
 import type { JobRunner, JobSpecInput } from '../jobs/index.js';
 import { formatDuration } from '../progress.js';
-import { DEFAULT_RANGE_SIZE } from './options.js';
+import { DEFAULT_RANGE_SIZE } from '../queue/options.js';
 
 type Flags = Record<string, unknown>;
 
@@ -35,7 +35,7 @@ export function withQueue<F>(
         });
       }
       const started = Date.now();
-      const { mineDistributed } = await import('./mine.js');
+      const { mineDistributed } = await import('../queue/mine.js');
       const { spec } = specOf(o as F);
       const s = await mineDistributed(
         {
@@ -96,6 +96,6 @@ export const serveWithQueue = {
       rangeSize: Number(raw.rangeSize ?? DEFAULT_RANGE_SIZE),
     };
     // BullMQ is loaded with the first job, not with the service.
-    return async (...args) => (await import('./mine.js')).queueJobRunner(options)(...args);
+    return async (...args) => (await import('../queue/mine.js')).queueJobRunner(options)(...args);
   },
 };

@@ -5,14 +5,14 @@
  */
 import type { Command } from 'commander';
 import { addFlags, flagValues } from '../config.js';
-import { indexCommand, indexFlags, runIndex } from '../indexer/command.js';
 import { formatDuration } from '../progress.js';
 import {
   type QueueOptionsInput,
   queueOptionsSchema,
   type WorkerOptionsInput,
   workerOptionsSchema,
-} from './options.js';
+} from '../queue/options.js';
+import { indexCommand, indexFlags, runIndex } from './index-command.js';
 
 const _int = (v: string) => Number.parseInt(v, 10);
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -30,7 +30,7 @@ export function registerIndex(program: Command): void {
     const build = indexFlags(cmd);
     const q = flagValues(cmd, queueOptionsSchema);
     if (q.queue === undefined) return runIndex(build);
-    const { buildDistributed } = await import('./coordinator.js');
+    const { buildDistributed } = await import('../queue/coordinator.js');
     const s = await buildDistributed(build, q as QueueOptionsInput, log);
     const c = s.counters;
     process.stdout.write(
@@ -53,7 +53,7 @@ function registerWorker(program: Command): void {
     workerOptionsSchema,
   );
   cmd.action(async () => {
-    const { runWorker } = await import('./worker.js');
+    const { runWorker } = await import('../queue/worker.js');
     await runWorker(flagValues(cmd, workerOptionsSchema) as WorkerOptionsInput, log);
   });
 }

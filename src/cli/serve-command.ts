@@ -8,11 +8,11 @@ import { addSettings, defineSettings, settingsOf, type ValuesOf } from '../confi
 import { env } from '../env.js';
 import type { JobRunner } from '../jobs/index.js';
 import { setModelThreadNice } from '../models/worker.js';
+import { buildApp } from '../server/app.js';
+import { DEFAULT_LIMITS } from '../server/context.js';
+import { loadApiKeys } from '../server/keys.js';
+import { Metrics } from '../server/metrics.js';
 import { DEFAULT_BATCH, DEFAULT_RERANKER, openService } from '../service/index.js';
-import { buildApp } from './app.js';
-import { DEFAULT_LIMITS } from './context.js';
-import { loadApiKeys } from './keys.js';
-import { Metrics } from './metrics.js';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const B = DEFAULT_BATCH;

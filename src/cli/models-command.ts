@@ -2,11 +2,11 @@
 import type { Command } from 'commander';
 import { env } from '../env.js';
 import { ParamineError } from '../errors.js';
-import { CATALOG, type CatalogEntry, catalogEntry } from './catalog.js';
-import { CONVERTED, type ConvertedEntry, convertedEntry } from './converted.js';
-import { fetchModel } from './fetch.js';
-import { fetchConverted } from './fetch-converted.js';
-import { formatListing, listModels, notFetched } from './list.js';
+import { CATALOG, type CatalogEntry, catalogEntry } from '../models/catalog.js';
+import { CONVERTED, type ConvertedEntry, convertedEntry } from '../models/converted.js';
+import { fetchModel } from '../models/fetch.js';
+import { fetchConverted } from '../models/fetch-converted.js';
+import { formatListing, listModels, notFetched } from '../models/list.js';
 
 const defaultModelsDir = () => env('PARAMINE_MODELS_DIR') ?? 'models';
 

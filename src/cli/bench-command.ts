@@ -7,8 +7,8 @@
  */
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { type Benchmark, registerBenchmark } from './harness.js';
-import { registerDistractors } from './make-distractors.js';
+import { type Benchmark, registerBenchmark } from '../bench/harness.js';
+import { registerDistractors } from '../bench/make-distractors.js';
 
 type Registrar = (bench: Command) => void;
 
@@ -21,15 +21,15 @@ const lazy =
   };
 
 const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
-  retrieval: lazy(async () => (await import('./retrieval.js')).retrieval),
-  classify: lazy(async () => (await import('./classify.js')).classify),
-  speed: lazy(async () => (await import('./speed.js')).speed),
+  retrieval: lazy(async () => (await import('../bench/retrieval.js')).retrieval),
+  classify: lazy(async () => (await import('../bench/classify.js')).classify),
+  speed: lazy(async () => (await import('../bench/speed.js')).speed),
   // the parts of `bench speed`, each beside its reference
-  encode: lazy(async () => (await import('./encode-bench.js')).encode),
-  index: lazy(async () => (await import('./index-bench.js')).index),
-  indexer: lazy(async () => (await import('./indexer-bench.js')).indexer),
-  serve: lazy(async () => (await import('./serve-bench.js')).serve),
-  mine: lazy(async () => (await import('./mine-bench.js')).mine),
+  encode: lazy(async () => (await import('../bench/encode-bench.js')).encode),
+  index: lazy(async () => (await import('../bench/index-bench.js')).index),
+  indexer: lazy(async () => (await import('../bench/indexer-bench.js')).indexer),
+  serve: lazy(async () => (await import('../bench/serve-bench.js')).serve),
+  mine: lazy(async () => (await import('../bench/mine-bench.js')).mine),
   distractors: async () => registerDistractors,
 };
 
