@@ -35,7 +35,7 @@ function describe(name: string, d: Declared, flags: string[]) {
 }
 
 export function register(program: Command): void {
-  program
+  const config: Command = program
     .command('config')
     .description(
       "print a command's effective settings and where each comes from (flag, environment, default)",
@@ -46,13 +46,15 @@ export function register(program: Command): void {
     .allowUnknownOption()
     .helpOption('--config-help', 'display help for config')
     .action((name: string, flags: string[], o: { json: boolean }) => {
+      // --help is taken as a command's flag (`paramine config serve --help`), so it is caught here.
+      if (name === '--help' || name === '-h') return config.help();
       if (name === 'env')
         return printRows(environmentRows(), o.json, ['variable', 'value', 'source', 'read for']);
       const declared = DECLARED[name];
       if (declared === undefined) {
         throw new ParamineError(
           'BAD_INPUT',
-          `no declared settings for '${name}' (commands with settings: ${Object.keys(DECLARED).join(', ')})`,
+          `no declared settings for '${name}' (commands with settings: ${Object.keys(DECLARED).join(', ')}; or env)`,
           { field: 'command' },
         );
       }
