@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { open, readdir, rename, rm, unlink } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** The temporary name a writer fills before `path` is replaced (per process: two writers never share it). */
@@ -137,4 +137,14 @@ export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
   return hash.digest('hex');
+}
+
+/** Whether anything is at `path` (a file or a directory). */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

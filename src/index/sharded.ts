@@ -5,7 +5,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
-import { replaceFile } from '../durable.js';
+import { pathExists, replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
   type AnnSearchParams,
@@ -261,7 +261,7 @@ export async function writeShardedIndex(
 ): Promise<Manifest> {
   if (shards.length === 0) throw new ParamineError('BAD_INPUT', 'no shards to write');
   await mkdir(dir, { recursive: true });
-  if (!options.overwrite && (await exists(join(dir, MANIFEST_FILE)))) {
+  if (!options.overwrite && (await pathExists(join(dir, MANIFEST_FILE)))) {
     throw new ParamineError('CONFLICT', `${dir} already holds an index (pass overwrite to replace it)`);
   }
   const files = shards.map((_, i) => shardFileName(i));
@@ -289,7 +289,7 @@ export async function writeIndexManifest(
   },
   options: WriteOptions,
 ): Promise<Manifest> {
-  if (!options.overwrite && (await exists(join(dir, MANIFEST_FILE)))) {
+  if (!options.overwrite && (await pathExists(join(dir, MANIFEST_FILE)))) {
     throw new ParamineError('CONFLICT', `${dir} already holds an index (pass overwrite to replace it)`);
   }
   const ntotal = info.shards.reduce((s, x) => s + x.count, 0);
@@ -358,14 +358,5 @@ async function checkVectors(
       size < 0 ? `${path} is missing` : `${path}: ${size} bytes, expected ${expected}`,
       { field: 'vectors' },
     );
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
   }
 }

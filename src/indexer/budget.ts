@@ -7,11 +7,11 @@
  */
 
 import { openText, readError } from '../corpus/index.js';
-import { chooseFactory, planForFactory, planWithinBudget } from '../index/index.js';
 import { readModelDir } from '../models/dir.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { NpyFile } from './embeddings.js';
 import type { BuildOptions } from './options.js';
+import { buildPlan } from './shards.js';
 
 /** Lines of a text file (gzip too); a last line without a newline counts. */
 export async function countLines(path: string): Promise<number> {
@@ -64,16 +64,6 @@ export async function checkBudget(options: BuildOptions): Promise<number | undef
   const dim = await modelDim(options.model);
   if (dim === undefined) return undefined;
   const n = Math.max(1, await recordBound(options));
-  const common = {
-    n,
-    dim,
-    metric: options.metric,
-    vectorsKept: options.vectors === 'f16',
-    trainPointsPerList: options.trainPointsPerList,
-    ...(options.trainSample === undefined ? {} : { maxTrainingVectors: options.trainSample }),
-    ...(options.refine === 'auto' ? {} : { refine: options.refine }),
-  };
-  if (options.factory === 'auto') chooseFactory({ ...common, maxRamBytes: options.maxRam });
-  else planWithinBudget(planForFactory(options.factory, common), options.maxRam);
+  buildPlan(options, n, dim);
   return n;
 }

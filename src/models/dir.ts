@@ -6,6 +6,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
 import { z } from 'zod';
+import { pathExists } from '../durable.js';
 import { ParamineError } from '../errors.js';
 
 export const ConfigSchema = z.looseObject({
@@ -103,15 +104,6 @@ export interface ReadModelDirOptions {
   maxLength?: number | undefined;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Reads and validates one JSON file; a missing file is MODEL_MISSING_FILE naming it, a bad one BAD_CONFIG. */
 export async function readJsonFile<S extends z.ZodType>(
   dir: string,
@@ -147,7 +139,7 @@ export async function readJsonFile<S extends z.ZodType>(
 /** Every ONNX graph of a model directory, relative paths, in preference order (model.onnx first). */
 export async function listOnnxFiles(dir: string): Promise<string[]> {
   const found: string[] = [];
-  if (await exists(join(dir, 'model.onnx'))) found.push('model.onnx');
+  if (await pathExists(join(dir, 'model.onnx'))) found.push('model.onnx');
   let sub: string[] = [];
   try {
     sub = await readdir(join(dir, 'onnx'));
@@ -237,11 +229,11 @@ export async function readModelDir(dirIn: string, opts: ReadModelDirOptions = {}
   const onnxFile = await findOnnx(dir, opts.variant);
 
   const poolingFile = join('1_Pooling', 'config.json');
-  const pooling = (await exists(join(dir, poolingFile)))
+  const pooling = (await pathExists(join(dir, poolingFile)))
     ? poolingFrom(await readJsonFile(dir, poolingFile, PoolingConfigSchema), poolingFile)
     : 'mean';
 
-  const sbert = (await exists(join(dir, 'sentence_bert_config.json')))
+  const sbert = (await pathExists(join(dir, 'sentence_bert_config.json')))
     ? await readJsonFile(dir, 'sentence_bert_config.json', SentenceBertConfigSchema)
     : {};
 

@@ -146,18 +146,7 @@ class RescoreWorker : public IndexWorker {
     if (failure) std::rethrow_exception(failure);
   }
 
-  Napi::Value Result(Napi::Env env) override {
-    auto distances = Napi::Float32Array::New(env, distances_.size());
-    auto ids = Napi::BigInt64Array::New(env, labels_.size());
-    if (!distances_.empty()) {
-      std::memcpy(distances.Data(), distances_.data(), distances_.size() * sizeof(float));
-      std::memcpy(ids.Data(), labels_.data(), labels_.size() * sizeof(int64_t));
-    }
-    auto out = Napi::Object::New(env);
-    out.Set("distances", distances);
-    out.Set("ids", ids);
-    return out;
-  }
+  Napi::Value Result(Napi::Env env) override { return SearchResult(env, distances_, labels_); }
 
   std::shared_ptr<HalfMapping> map_;
   Borrowed q_, c_;

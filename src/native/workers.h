@@ -3,6 +3,7 @@
 
 #include <napi.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,21 @@ constexpr int64_t kMaxK = 4096;
 constexpr int64_t kMaxBaseK = 65536;
 // Cap on n * k per call so a bad request cannot allocate gigabytes of results.
 constexpr int64_t kMaxResults = int64_t(1) << 27;
+
+// {distances: Float32Array, ids: BigInt64Array}: a search's results copied into JavaScript memory.
+inline Napi::Object SearchResult(Napi::Env env, const std::vector<float>& distances,
+                                 const std::vector<int64_t>& labels) {
+  auto d = Napi::Float32Array::New(env, distances.size());
+  auto ids = Napi::BigInt64Array::New(env, labels.size());
+  if (!distances.empty()) {
+    std::memcpy(d.Data(), distances.data(), distances.size() * sizeof(float));
+    std::memcpy(ids.Data(), labels.data(), labels.size() * sizeof(int64_t));
+  }
+  auto out = Napi::Object::New(env);
+  out.Set("distances", d);
+  out.Set("ids", ids);
+  return out;
+}
 
 class IndexWorker : public Napi::AsyncWorker {
  public:
