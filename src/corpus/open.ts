@@ -6,9 +6,9 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { ParamineError } from '../errors.js';
 
-export type FileFormat = 'txt' | 'jsonl' | 'json' | 'tsv' | 'csv' | 'src';
+export type FileFormat = 'txt' | 'jsonl' | 'json' | 'tsv' | 'csv' | 'src' | 'srt';
 /** The corpus formats, for `--format` where a file's extension does not say (ParaSCI's .src/.tgt are text). */
-export const CORPUS_FORMATS = ['txt', 'jsonl', 'tsv', 'csv'] as const;
+export const CORPUS_FORMATS = ['txt', 'jsonl', 'tsv', 'csv', 'srt'] as const;
 export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
 
 /** Format from the name, `.gz` ignored: corpus.jsonl.gz -> jsonl; `given` (a --format) wins. */
@@ -17,7 +17,7 @@ export function formatOf(path: string, given?: FileFormat): FileFormat | undefin
   const name = basename(path).toLowerCase().replace(/\.gz$/, '');
   const ext = name.slice(name.lastIndexOf('.') + 1);
   if (ext === 'ndjson') return 'jsonl';
-  return (['txt', 'jsonl', 'json', 'tsv', 'csv', 'src'] as const).find((f) => f === ext);
+  return (['txt', 'jsonl', 'json', 'tsv', 'csv', 'src', 'srt'] as const).find((f) => f === ext);
 }
 
 export async function assertReadable(path: string, field = 'input'): Promise<void> {

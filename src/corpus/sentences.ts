@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
+import { readDocuments } from './documents.js';
 import { type CorpusFormat, formatOf, openText, readError } from './open.js';
 
 export interface CorpusRecord {
@@ -37,6 +38,13 @@ export interface ReadOptions {
   stats?: { bytesRead: number };
   /** Every file's format, whatever its extension (`--format`); default: from the extension. */
   format?: CorpusFormat | undefined;
+  /**
+   * Records are documents, read as their sentences (documents.ts): .txt blank-line separated, .jsonl one a
+   * line. Subtitles (.srt) are always read so.
+   */
+  documents?: boolean | undefined;
+  /** The documents' language (BCP 47) where a record does not give its own `lang`; default en. */
+  lang?: string | undefined;
 }
 
 const jsonLine = z.looseObject({ text: z.string() });
@@ -55,6 +63,11 @@ export async function* readSentences(
     }
     const skipThrough = options.after?.fileIndex === fileIndex ? options.after.record : 0;
     const format = formatOf(path, options.format);
+    if (format === 'srt' || options.documents) {
+      yield* documentFile(path, fileIndex, format, skipThrough, options);
+      doneBytes += size;
+      continue;
+    }
     if (format !== 'txt' && format !== 'jsonl' && format !== 'tsv' && format !== 'csv') {
       throw new ParamineError(
         'BAD_FILE',
@@ -75,6 +88,28 @@ export async function* readSentences(
       throw readError(path, e);
     }
     doneBytes += size;
+  }
+}
+
+async function* documentFile(
+  path: string,
+  fileIndex: number,
+  format: string | undefined,
+  skipThrough: number,
+  options: ReadOptions,
+): AsyncGenerator<CorpusRecord | BadRecord> {
+  if (format !== 'txt' && format !== 'jsonl' && format !== 'srt') {
+    throw new ParamineError('BAD_FILE', `${path}: documents are read from .txt, .jsonl or .srt files`, {
+      field: 'input',
+    });
+  }
+  const docs = { lang: options.lang, onBadRecord: options.onBadRecord ?? 'fail' };
+  try {
+    for await (const rec of readDocuments(path, fileIndex, format, docs)) {
+      if (rec.record > skipThrough) yield rec;
+    }
+  } catch (e) {
+    throw readError(path, e);
   }
 }
 

@@ -5,13 +5,13 @@
  */
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { assertReadable } from '../corpus/index.js';
+import { assertReadable, formatOf } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { diskFullOr, ParamineError } from '../errors.js';
 import { type OperatingPoint, readManifest } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
-import { SentenceStore } from '../store/index.js';
+import { type GroupKeySpec, SentenceStore } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { checkBudget } from './budget.js';
 import { ProvidedEmbeddings } from './embeddings.js';
@@ -99,7 +99,7 @@ export async function buildIndex(
     await store.commit([], { [STATE_KEY]: state });
     if (!options.keepEmbeddings) rmSync(workDir, { recursive: true, force: true });
     const tuned = await tuneBuilt(out, built.factory, options, log);
-    await buildGroupTables(out, options.groupKeys, { quiet: options.quiet, store });
+    await buildGroupTables(out, groupKeysOf(options), { quiet: options.quiet, store });
     sampleRss();
     return {
       counters: state.counters,
@@ -190,7 +190,7 @@ async function finishedBuild(
     `${out} already holds the finished index of these inputs (${manifest.ntotal} vectors): nothing to redo`,
   );
   const tuned = manifest.operatingPoints ? undefined : await tuneBuilt(out, manifest.factory, options, log);
-  await buildGroupTables(out, options.groupKeys, { quiet: options.quiet, store: ctx.store });
+  await buildGroupTables(out, groupKeysOf(options), { quiet: options.quiet, store: ctx.store });
   const build = manifest.build as { plan?: { reason?: string }; trainMs?: number; fillMs?: number };
   return {
     counters: state.counters,
@@ -314,4 +314,11 @@ function checkResumable(
     }
   }
   return s;
+}
+
+/** The group tables to write: those asked for, and `doc` for documents (a sentence's context is its doc's). */
+function groupKeysOf(options: BuildOptions): GroupKeySpec[] {
+  const docs = options.documents || options.inputs.some((f) => formatOf(f, options.format) === 'srt');
+  const has = options.groupKeys.some((g) => g.key === 'doc');
+  return docs && !has ? [...options.groupKeys, { key: 'doc', order: 'none' }] : options.groupKeys;
 }

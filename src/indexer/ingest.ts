@@ -123,6 +123,8 @@ async function* readChunks(
     ...(fresh ? {} : { after: state.cursor }),
     onBadRecord: options.onBadRecord,
     format: options.format,
+    documents: options.documents,
+    lang: options.lang,
     stats,
   });
   let unsaved = false;

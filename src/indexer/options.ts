@@ -54,6 +54,15 @@ export const buildOptionsSchema = z.object({
     flag: '--format <format>',
     description: "every input's format, where its extension does not say it (ParaSCI's .src/.tgt: txt)",
   }),
+  documents: z.boolean().default(false).register(cli, {
+    flag: '--documents',
+    description:
+      'records are documents, split into sentences that keep their document id, position and offsets (.txt: blank-line separated; .jsonl: one a line with text + doc; .srt: always)',
+  }),
+  lang: z.string().min(2).max(35).default('en').register(cli, {
+    flag: '--lang <tag>',
+    description: "the documents' language for sentence splitting (BCP 47), where a record gives none",
+  }),
   out: z
     .string()
     .min(1)

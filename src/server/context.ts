@@ -29,7 +29,7 @@ export const DEFAULT_LIMITS: Limits = {
 
 export interface AppContext {
   /** The parts of the service the routes use. */
-  service: Pick<Service, 'core' | 'store' | 'indexInfo' | 'readiness' | 'domains'>;
+  service: Pick<Service, 'core' | 'store' | 'indexInfo' | 'readiness' | 'domains' | 'context'>;
   limits: Limits;
   metrics: Metrics;
   /** The job manager behind /v1/jobs; without it those routes are not served. */

@@ -17,6 +17,7 @@ import { indexIdf } from '../search/bertscore.js';
 import { SearchCore, type Stage } from '../search/core.js';
 import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
+import { type SentenceContext, sentenceContext } from './context.js';
 import { ReadinessProbe } from './readiness.js';
 
 export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm';
@@ -110,6 +111,8 @@ export interface Service {
   domains: Domains;
   /** The index directory and its manifest, as `GET /v1/index` shows them. */
   indexInfo(): { dir: string; manifest: ShardedIndex['manifest'] };
+  /** The `n` sentences on each side of `id` in its document; undefined when it has no document. */
+  context(id: number, n: number): SentenceContext | undefined;
   /** What mining jobs run against. */
   jobContext(dataDir?: string): JobContext;
   /** A job manager over this service with its store in `dir`; closed with the service. */
@@ -220,6 +223,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     reranker: scorer?.port(false),
     domains,
     indexInfo: () => ({ dir: o.index, manifest: index.manifest }),
+    context: (id: number, n: number) => sentenceContext(store, groups, id, n),
     jobContext,
     openJobs({ dir, dataDir, ...managerOptions }) {
       const jobStore = JobStore.open(dir);

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { pairLines } from '../../src/bench/pairs-command.js';
+import { pairLines } from '../../src/cli/pairs-command.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-dump-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -16,7 +16,7 @@ import { searchOptionsSchema } from '../../src/search/types.js';
 import { buildApp } from '../../src/server/app.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { Metrics } from '../../src/server/metrics.js';
-import { fitDomain } from '../../src/service/domain-command.js';
+import { fitDomain } from '../../src/cli/domain-command.js';
 import { openService, type Service } from '../../src/service/index.js';
 import { mixedCorpus, scienceSentence } from '../helpers/domain-corpus.js';
 import { validateResponse } from '../helpers/openapi.js';

@@ -127,6 +127,21 @@ export const resultsQuery = streamQuery.extend({
   diff: flag('Give each pair `diff`, the word-level diff of its two texts.'),
 });
 
+/** Most sentences of context on each side a request may ask for. */
+export const MAX_CONTEXT = 50;
+
+export const sentenceQuery = z
+  .object({
+    context: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_CONTEXT, `at most ${MAX_CONTEXT}`)
+      .default(0)
+      .describe('Sentences of the same document to return on each side (0: none).'),
+  })
+  .strict();
+
 export const sentenceIdParams = z.object({
   id: z.coerce
     .number()

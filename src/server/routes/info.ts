@@ -2,16 +2,18 @@ import { ParamineError } from '../../errors.js';
 import { parseInput } from '../../validate.js';
 import type { RoutePlugin } from '../context.js';
 import { openApiDocument } from '../contract/document.js';
-import { sentenceIdParams } from '../contract/requests.js';
+import { sentenceIdParams, sentenceQuery } from '../contract/requests.js';
 
 export const infoRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   app.addHook('onRequest', auth.require('read'));
   const { service } = ctx;
   app.get('/v1/sentences/:id', async (req) => {
     const { id } = parseInput(sentenceIdParams, req.params, 'id');
+    const { context } = parseInput(sentenceQuery, req.query, 'query');
     const rec = service.store.get(id);
     if (rec === undefined) throw new ParamineError('NOT_FOUND', `no sentence with id ${id}`, { field: 'id' });
-    return { id, ...rec };
+    const around = context > 0 ? service.context(id, context) : undefined;
+    return around === undefined ? { id, ...rec } : { id, ...rec, context: around };
   });
 
   app.get('/v1/index', async () => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { errors } from '../components.js';
 import { md } from '../md.js';
-import { sentenceIdParams } from '../requests.js';
+import { sentenceIdParams, sentenceQuery } from '../requests.js';
 import { IndexInfo, Sentence } from '../schemas/info.js';
 import { DomainList } from '../schemas/jobs.js';
 
@@ -21,7 +21,7 @@ export const infoPaths: ZodOpenApiPathsObject = {
       operationId: 'getSentence',
       tags: ['info'],
       summary: 'One stored sentence with its metadata.',
-      requestParams: { path: sentenceIdParams },
+      requestParams: { path: sentenceIdParams, query: sentenceQuery },
       responses: {
         '200': {
           description: 'The sentence.',

@@ -1,0 +1,53 @@
+/**
+ * A sentence's context: the sentences before and after it in its document (documents read with
+ * `paramine index --documents`, or subtitles), from the index's `doc` group table, in document order.
+ */
+import { ParamineError } from '../errors.js';
+import type { GroupTables, SentenceRecord, SentenceStore } from '../store/index.js';
+
+export interface ContextSentence extends SentenceRecord {
+  id: number;
+}
+
+export interface SentenceContext {
+  /** The document's id, as the input gave it. */
+  doc: string;
+  before: ContextSentence[];
+  after: ContextSentence[];
+}
+
+const positionOf = (r: ContextSentence): number => (typeof r.meta?.pos === 'number' ? r.meta.pos : r.id);
+
+/**
+ * The `n` sentences on each side of `id` in its document; undefined when the sentence has no document.
+ * `field` names the request field in errors.
+ */
+export function sentenceContext(
+  store: SentenceStore,
+  groups: GroupTables | undefined,
+  id: number,
+  n: number,
+  field = 'context',
+): SentenceContext | undefined {
+  const rec = store.get(id);
+  const doc = rec?.meta?.doc;
+  if (rec === undefined || (typeof doc !== 'string' && typeof doc !== 'number')) return undefined;
+  if (groups === undefined) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      'the index has no group tables; build the document table with `paramine groups build --index DIR --key doc`',
+      { field },
+    );
+  }
+  groups.require('doc', field);
+  const members = groups
+    .ids('doc', String(doc))
+    .map((m) => ({ id: m, ...(store.get(m) as SentenceRecord) }))
+    .sort((a, b) => positionOf(a) - positionOf(b));
+  const at = members.findIndex((m) => m.id === id);
+  return {
+    doc: String(doc),
+    before: members.slice(Math.max(0, at - n), Math.max(0, at)),
+    after: at < 0 ? [] : members.slice(at + 1, at + 1 + n),
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Documents in: sentence splitting (offsets, abbreviations, wrapped lines, paragraphs; English and Finnish),
+ * the three document formats (.txt blank-line separated, .jsonl, .srt), resuming by sentence, and a sentence's
+ * context through a real index and the HTTP route.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { readDocuments } from '../../src/corpus/documents.js';
+import { type CorpusRecord, readSentences } from '../../src/corpus/index.js';
+import { splitSentences } from '../../src/corpus/split.js';
+import { buildIndex } from '../../src/indexer/build.js';
+import { buildApp } from '../../src/server/app.js';
+import { DEFAULT_LIMITS } from '../../src/server/context.js';
+import { Metrics } from '../../src/server/metrics.js';
+import { openService } from '../../src/service/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'paramine-docs-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+t.test('splitting keeps offsets and does not break after abbreviations or initials', async (t) => {
+  const text =
+    'Dr. Smith arrived at 3.30 p.m. on Jan. 5. He said "Hello!" Then he left.\n' +
+    'Mr. Jones, however,\r\ndisagreed. J. R. R. Tolkien wrote it.\n\n  A paragraph without a period\n\nThe end?';
+  const got = splitSentences(text);
+  t.same(
+    got.map((s) => s.text),
+    [
+      'Dr. Smith arrived at 3.30 p.m. on Jan. 5.',
+      'He said "Hello!"',
+      'Then he left.',
+      'Mr. Jones, however, disagreed.',
+      'J. R. R. Tolkien wrote it.',
+      'A paragraph without a period',
+      'The end?',
+    ],
+  );
+  for (const s of got)
+    t.equal(text.slice(s.start, s.end).replace(/\s+/g, ' '), s.text, `offsets of "${s.text}"`);
+  t.same(
+    splitSentences('Prof. Virtanen ym. kirjoittivat esim. näin. Se on totta. Klo 12 alkaa kokous.', 'fi').map(
+      (s) => s.text,
+    ),
+    ['Prof. Virtanen ym. kirjoittivat esim. näin.', 'Se on totta.', 'Klo 12 alkaa kokous.'],
+  );
+  t.same(splitSentences(' \n\n '), [], 'nothing from whitespace');
+});
+
+const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+};
+
+t.test('the document formats: sentences with their document, position and offsets', async (t) => {
+  const txt = join(dir, 'news.txt');
+  writeFileSync(txt, 'First story. It has two sentences.\n\nSecond story.\nWrapped across\nlines.\n');
+  const recs = (await collect(readDocuments(txt, 0, 'txt'))) as CorpusRecord[];
+  t.same(
+    recs.map((r) => [r.record, r.text, r.meta?.doc, r.meta?.pos]),
+    [
+      [1, 'First story.', 'news:1', 0],
+      [2, 'It has two sentences.', 'news:1', 1],
+      [3, 'Second story.', 'news:2', 0],
+      [4, 'Wrapped across lines.', 'news:2', 1],
+    ],
+  );
+  t.match(recs[1]?.meta, { start: 13, end: 34 });
+
+  const jsonl = join(dir, 'docs.jsonl');
+  writeFileSync(
+    jsonl,
+    `${JSON.stringify({ doc: 'a-1', text: 'Hei. Mitä kuuluu?', lang: 'fi', source: 'x' })}\n{bad\n${JSON.stringify({ id: 7, text: 'One more.' })}\n`,
+  );
+  await t.rejects(collect(readDocuments(jsonl, 0, 'jsonl')), { code: 'BAD_FILE' });
+  const j = (await collect(readDocuments(jsonl, 2, 'jsonl', { onBadRecord: 'skip' }))) as CorpusRecord[];
+  t.same(
+    j.map((r) => [r.fileIndex, r.record, 'error' in r ? 'bad' : r.text, r.meta?.doc, r.meta?.source]),
+    [
+      [2, 1, 'Hei.', 'a-1', 'x'],
+      [2, 2, 'Mitä kuuluu?', 'a-1', 'x'],
+      [2, 3, 'bad', undefined, undefined],
+      [2, 4, 'One more.', '7', undefined],
+    ],
+  );
+
+  const srt = join(dir, 'movie.srt');
+  writeFileSync(
+    srt,
+    '\uFEFF1\n00:00:01,000 --> 00:00:03,500\n<i>Where are you going?</i> Home.\n\n2\n00:00:04,000 --> 00:00:05,000\n42\n\n',
+  );
+  const s = (await collect(readDocuments(srt, 0, 'srt'))) as CorpusRecord[];
+  t.same(
+    s.map((r) => [r.text, r.meta?.doc, r.meta?.pos, r.meta?.cue, r.meta?.startMs, r.meta?.endMs]),
+    [
+      ['Where are you going?', 'movie', 0, 1, 1000, 3500],
+      ['Home.', 'movie', 1, 1, 1000, 3500],
+      ['42', 'movie', 2, 2, 4000, 5000],
+    ],
+  );
+
+  const resumed = await collect(
+    readSentences([txt], { documents: true, after: { fileIndex: 0, record: 2 } }),
+  );
+  t.same(
+    resumed.map((r) => (r as CorpusRecord).text),
+    ['Second story.', 'Wrapped across lines.'],
+    'resume after a sentence',
+  );
+  t.same(
+    (await collect(readSentences([txt]))).map((r) => (r as CorpusRecord).text).slice(0, 2),
+    ['First story. It has two sentences.', ''],
+    'without --documents a .txt is still one sentence a line',
+  );
+});
+
+t.test('a sentence comes back with its context, from an index built from documents', async (t) => {
+  const corpus = join(dir, 'stories.txt');
+  writeFileSync(
+    corpus,
+    'The ship left the harbour at dawn. The crew sang as they rowed. By noon the coast was gone.\n\n' +
+      'A farmer planted wheat in spring. The rain came late that year. Still the harvest was good.\n',
+  );
+  const out = join(dir, 'index');
+  await buildIndex(
+    { inputs: [corpus], out, model: 'test/fixtures/tiny-encoder', documents: true, quiet: true },
+    () => {},
+  );
+  const service = await openService({ index: out, model: 'test/fixtures/tiny-encoder', reranker: false });
+  t.teardown(() => service.close());
+  const ids = [0, 1, 2, 3, 4, 5].map((id) => service.store.get(id)?.text);
+  t.equal(ids[1], 'The crew sang as they rowed.');
+  t.same(service.context(1, 5), {
+    doc: 'stories:1',
+    before: [
+      {
+        id: 0,
+        text: 'The ship left the harbour at dawn.',
+        meta: { doc: 'stories:1', pos: 0, start: 0, end: 34 },
+      },
+    ],
+    after: [
+      { id: 2, text: 'By noon the coast was gone.', meta: { doc: 'stories:1', pos: 2, start: 64, end: 91 } },
+    ],
+  });
+  const app = buildApp({ service, limits: DEFAULT_LIMITS, metrics: new Metrics() });
+  t.teardown(() => app.close());
+  const res = await app.inject({ method: 'GET', url: '/v1/sentences/4?context=1' });
+  t.equal(res.statusCode, 200);
+  t.match(res.json(), {
+    id: 4,
+    text: 'The rain came late that year.',
+    context: { doc: 'stories:2', before: [{ id: 3 }], after: [{ id: 5 }] },
+  });
+  t.notOk(
+    'context' in (await app.inject({ method: 'GET', url: '/v1/sentences/4' })).json(),
+    'no context unasked',
+  );
+  t.equal((await app.inject({ method: 'GET', url: '/v1/sentences/4?context=51' })).statusCode, 400);
+});
