@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { z } from 'zod';
-import { assertReadable } from '../corpus/index.js';
+import { assertReadable, formatOf } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import { type OperatingPoint, splitRange, VectorFile } from '../index/index.js';
@@ -66,6 +66,13 @@ export async function buildDistributed(
       {
         field: 'embeddings',
       },
+    );
+  }
+  if (options.documents || options.inputs.some((f) => formatOf(f, options.format) === 'srt')) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      'documents (--documents, .srt) are split into sentences on one machine (no --queue); split them there or give one sentence a line',
+      { field: 'documents' },
     );
   }
   const target = parseQueueUrl(q.queue);
