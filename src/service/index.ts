@@ -1,5 +1,6 @@
 /** The composition root every front end (server, mine, bench, queue, tests) opens the service through. */
 export { Batcher, type BatcherOptions, type SubmitOptions } from './batcher.js';
+export { type ContextSentence, type SentenceContext, sentenceContext } from './context.js';
 export {
   type BatchOptions,
   DEFAULT_BATCH,

@@ -144,7 +144,8 @@ t.test('a sentence comes back with its context, from an index built from documen
       { id: 2, text: 'By noon the coast was gone.', meta: { doc: 'stories:1', pos: 2, start: 64, end: 91 } },
     ],
   });
-  const app = buildApp({ service, limits: DEFAULT_LIMITS, metrics: new Metrics() });
+  const jobs = service.openJobs({ dir: join(dir, 'jobs') });
+  const app = buildApp({ service, limits: DEFAULT_LIMITS, metrics: new Metrics(), jobs });
   t.teardown(() => app.close());
   const res = await app.inject({ method: 'GET', url: '/v1/sentences/4?context=1' });
   t.equal(res.statusCode, 200);
@@ -158,4 +159,31 @@ t.test('a sentence comes back with its context, from an index built from documen
     'no context unasked',
   );
   t.equal((await app.inject({ method: 'GET', url: '/v1/sentences/4?context=51' })).statusCode, 400);
+
+  const found = await app.inject({
+    method: 'POST',
+    url: '/v1/search',
+    payload: { text: 'The crew sang as they rowed.', k: 1, rerank: false, context: 1 },
+  });
+  const cand = found.json().results[0].candidates[0];
+  t.equal(cand.context.doc, cand.meta.doc, 'a candidate comes with its own document around it');
+  t.ok(cand.context.before.length + cand.context.after.length >= 1);
+
+  const job = (
+    await app.inject({ method: 'POST', url: '/v1/jobs', payload: { k: 2, minCosine: -1 } })
+  ).json();
+  await jobs.manager.wait(job.id);
+  const lines = (await app.inject({ method: 'GET', url: `/v1/jobs/${job.id}/results?context=2` })).body
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.ok(lines.length > 0, 'the job found pairs');
+  for (const p of lines) {
+    t.equal(p.a.context.doc, p.a.meta.doc, 'each side carries its own document');
+    t.equal(
+      p.a.context.before.length + p.a.context.after.length,
+      2,
+      'two neighbours in a three-sentence document',
+    );
+  }
 });

@@ -12,6 +12,9 @@ import type { Limits } from '../context.js';
 export { jobSpecSchema as JobRequest } from '../../jobs/spec.js';
 export { lexicalFilterSchema as LexicalFilter } from '../../search/lexical.js';
 
+/** Most sentences of context on each side a request may ask for. */
+export const MAX_CONTEXT = 50;
+
 /** One factory call per limits object: a schema id (`Text`) may stand for one schema only. */
 const memo = <T>(make: (limits: Limits) => T) => {
   const made = new WeakMap<Limits, T>();
@@ -39,10 +42,21 @@ export const textSchema = memo((limits: Limits) =>
     }),
 );
 
+const contextCount = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_CONTEXT, `at most ${MAX_CONTEXT}`)
+  .optional()
+  .describe(
+    'Give each candidate read from a document the sentences of that document around it (N on each side).',
+  );
+
 export const searchRequest = memo((limits: Limits) => {
   const text = textSchema(limits);
   return searchOptionsSchema
     .extend({
+      context: contextCount,
       text: text.optional(),
       texts: z
         .array(text)
@@ -125,10 +139,14 @@ export const streamQuery = z
 
 export const resultsQuery = streamQuery.extend({
   diff: flag('Give each pair `diff`, the word-level diff of its two texts.'),
+  context: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_CONTEXT, `at most ${MAX_CONTEXT}`)
+    .default(0)
+    .describe('Give each side read from a document the sentences around it there (N on each side).'),
 });
-
-/** Most sentences of context on each side a request may ask for. */
-export const MAX_CONTEXT = 50;
 
 export const sentenceQuery = z
   .object({

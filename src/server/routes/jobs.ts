@@ -14,7 +14,7 @@ import { parseInput } from '../../validate.js';
 import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
 import { jobIdParams, resultsQuery, streamQuery } from '../contract/requests.js';
 
-type StreamQuery = z.output<typeof streamQuery> & { diff?: boolean };
+type StreamQuery = z.output<typeof streamQuery> & { diff?: boolean; context?: number };
 
 /** How often a following stream looks for new pairs. */
 const FOLLOW_POLL_MS = 250;
@@ -54,7 +54,12 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   ndjson('/v1/jobs/:id/results', resultsQuery, (id, from, max, q) =>
     [...jobs.pairs(id, from, max)].map(({ seq, pair }) => {
       const diff = q.diff ? { diff: pairDiff(pair.a.text, pair.b.text) } : {};
-      return `${JSON.stringify({ seq, ...pair, ...diff })}\n`;
+      const n = q.context ?? 0;
+      const side = (s: typeof pair.a) => {
+        const around = n > 0 && s.id !== null ? ctx.service.context(s.id, n) : undefined;
+        return around ? { ...s, context: around } : s;
+      };
+      return `${JSON.stringify({ seq, ...pair, a: side(pair.a), b: side(pair.b), ...diff })}\n`;
     }),
   );
   ndjson('/v1/jobs/:id/clusters', streamQuery, (id, from, max) =>

@@ -1,5 +1,7 @@
 /** POST /v1/search and POST /v1/classify: thin adapters over the search core, read routes. */
 import { ParamineError } from '../../errors.js';
+import type { SearchResponse } from '../../search/types.js';
+import type { SentenceContext } from '../../service/index.js';
 import { parseInput } from '../../validate.js';
 import { clientGone } from '../abort.js';
 import type { RoutePlugin } from '../context.js';
@@ -15,7 +17,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   const admit = (model: 'encoder' | 'reranker') => ({ onRequest: async () => core.admitSmallest(model) });
 
   app.post('/v1/search', admit('encoder'), async (req, reply) => {
-    const { text: one, texts, ...options } = parseInput(searchBody, req.body);
+    const { text: one, texts, context, ...options } = parseInput(searchBody, req.body);
     const queries = texts ?? [one as string];
     // Reranking costs one cross-encoder pass per (query, candidate): bound it per request.
     const pairs = queries.length * (options.candidates ?? Math.max(20, options.k));
@@ -27,6 +29,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
       );
     }
     const response = await core.search(queries, options, clientGone(reply));
+    if (context) withContext(response, (id) => ctx.service.context(id, context));
     ctx.metrics.candidates.inc(response.results.reduce((n, r) => n + r.candidates.length, 0));
     return response;
   });
@@ -51,3 +54,13 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     };
   });
 };
+
+/** Each candidate read from a document gets its neighbours there. */
+function withContext(response: SearchResponse, contextOf: (id: number) => SentenceContext | undefined): void {
+  for (const r of response.results) {
+    for (const c of r.candidates) {
+      const around = contextOf(c.id);
+      if (around) Object.assign(c, { context: around });
+    }
+  }
+}

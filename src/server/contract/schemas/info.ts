@@ -1,22 +1,16 @@
 /** Response bodies of the read routes (sentences, the index, health) and of the web page's GET /v1/config. */
 import { z } from 'zod';
 import { LexicalFilter } from '../requests.js';
-import { Meta } from './search.js';
+import { DocumentContext, Meta } from './search.js';
 
-const ContextSentence = z.strictObject({ id: z.int().min(0), text: z.string(), meta: Meta.optional() });
-
-export const Sentence = ContextSentence.extend({
-  context: z
-    .strictObject({
-      doc: z.string().describe('The document’s id, as the input gave it.'),
-      before: z.array(ContextSentence).describe('Up to `context` sentences before it, in document order.'),
-      after: z.array(ContextSentence).describe('Up to `context` sentences after it, in document order.'),
-    })
-    .optional()
-    .describe(
-      'With `?context=N`, for a sentence read from a document (`paramine index --documents`, subtitles): its neighbours there.',
-    ),
-}).meta({ id: 'Sentence' });
+export const Sentence = z
+  .strictObject({
+    id: z.int().min(0),
+    text: z.string(),
+    meta: Meta.optional(),
+    context: DocumentContext.optional(),
+  })
+  .meta({ id: 'Sentence' });
 
 export const FileSha256 = z
   .string()

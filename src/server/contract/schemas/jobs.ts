@@ -1,6 +1,6 @@
 /** Response bodies of the mining job routes (a job, its streamed pairs and clusters) and of GET /v1/domains. */
 import { z } from 'zod';
-import { LexicalMeasures, Meta, PairDiff, Probabilities } from './search.js';
+import { DocumentContext, LexicalMeasures, Meta, PairDiff, Probabilities } from './search.js';
 
 export const Job = z
   .strictObject({
@@ -35,6 +35,7 @@ export const PairSide = z
     id: z.int().nullable().describe('Sentence id in the index; null for a query sentence that is not in it.'),
     text: z.string(),
     meta: Meta.optional(),
+    context: DocumentContext.optional(),
   })
   .meta({ id: 'PairSide' });
 

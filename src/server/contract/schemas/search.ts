@@ -61,6 +61,20 @@ export const CandidateDomain = z
       "Both sides' domain score and weight, and the weighted / combined score that orders the row.",
   });
 
+const Neighbour = z.strictObject({ id: z.int().min(0), text: z.string(), meta: Meta.optional() });
+
+/** A sentence's neighbours in its document (documents read with `paramine index --documents`). */
+export const DocumentContext = z
+  .strictObject({
+    doc: z.string().describe('The document’s id, as the input gave it.'),
+    before: z.array(Neighbour).describe('Up to `context` sentences before it, in document order.'),
+    after: z.array(Neighbour).describe('Up to `context` sentences after it, in document order.'),
+  })
+  .meta({
+    id: 'DocumentContext',
+    description: 'With `context: N`, for a sentence read from a document: its neighbours there.',
+  });
+
 export const Candidate = z
   .strictObject({
     id: z.int().min(0),
@@ -82,6 +96,7 @@ export const Candidate = z
     domain: CandidateDomain.optional(),
     meta: Meta.optional(),
     diff: PairDiff.optional(),
+    context: DocumentContext.optional(),
   })
   .meta({ id: 'Candidate' });
 
