@@ -19,7 +19,7 @@ import { prng } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
 import type { JobSpecInput } from '../../dist/jobs/index.js';
 import { resolveModelDir } from '../../dist/models/resolve.js';
-import { fitDomain } from '../../dist/service/domain-command.js';
+import { fitDomain } from '../../dist/cli/domain-command.js';
 import { openService, type Service } from '../../dist/service/index.js';
 import { dedupKey, normalize } from '../../dist/text/index.js';
 import { prSvg } from './domain-figure.js';

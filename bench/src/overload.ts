@@ -72,6 +72,8 @@ async function run(o: Options, log: Log) {
       'warn',
       '--wait-budget-ms',
       String(ms),
+      // The baseline is the service as it was before shedding by wait: no pacing, models at the process's priority.
+      ...(budget === 'off' ? ['--refusal-pace-ms', '0', '--model-nice', '0'] : []),
     ]);
     try {
       const info = await indexInfo(server.url);

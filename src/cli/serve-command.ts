@@ -105,6 +105,13 @@ export const SERVE_SETTINGS = defineSettings({
     description: 'longest predicted wait for a model a request may face; beyond, 503 + Retry-After at once',
     default: B.encoder.waitBudgetMs,
   },
+  refusalPaceMs: {
+    schema: z.coerce.number().int().min(0).max(5000),
+    flag: '--refusal-pace-ms <ms>',
+    description:
+      'longest a connection refused a moment ago waits for its next 503 (clients that retry at once do not flood the event loop); 0: at once',
+    default: DEFAULT_LIMITS.refusalPaceMs,
+  },
   modelNice: {
     schema: z.coerce.number().int().min(0).max(19),
     flag: '--model-nice <n>',
@@ -261,7 +268,7 @@ async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
   const app = buildApp(
     {
       service,
-      limits: DEFAULT_LIMITS,
+      limits: { ...DEFAULT_LIMITS, refusalPaceMs: o.refusalPaceMs },
       metrics,
       jobs,
       annotations,

@@ -13,6 +13,8 @@ export interface Limits {
   maxPairs: number;
   /** Most (query, candidate) pairs one search request may send to the cross-encoder. */
   maxRerankPairs: number;
+  /** Longest a connection refused a moment ago waits for its next refusal (0: answered at once; pacing.ts). */
+  refusalPaceMs: number;
 }
 
 /** Largest request body (AppOptions.bodyLimit). */
@@ -25,6 +27,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxCandidates: 500,
   maxPairs: 256,
   maxRerankPairs: 2000,
+  refusalPaceMs: 400,
 };
 
 export interface AppContext {

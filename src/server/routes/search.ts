@@ -1,4 +1,5 @@
 /** POST /v1/search and POST /v1/classify: thin adapters over the search core, read routes. */
+import type { FastifyRequest } from 'fastify';
 import { ParamineError } from '../../errors.js';
 import type { SearchResponse } from '../../search/types.js';
 import type { SentenceContext } from '../../service/index.js';
@@ -6,6 +7,7 @@ import { parseInput } from '../../validate.js';
 import { clientGone } from '../abort.js';
 import type { RoutePlugin } from '../context.js';
 import { classifyRequest, searchRequest } from '../contract/requests.js';
+import { RefusalPacer } from '../pacing.js';
 
 export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   app.addHook('onRequest', auth.require('read'));
@@ -14,7 +16,17 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   const searchBody = searchRequest(limits);
 
   // Refused before the body is read when the model could not take even the smallest request.
-  const admit = (model: 'encoder' | 'reranker') => ({ onRequest: async () => core.admitSmallest(model) });
+  const pacer = new RefusalPacer(limits.refusalPaceMs);
+  const admit = (model: 'encoder' | 'reranker') => ({
+    onRequest: async (req: FastifyRequest) => {
+      try {
+        core.admitSmallest(model);
+      } catch (e) {
+        await pacer.pace(req.raw.socket);
+        throw e;
+      }
+    },
+  });
 
   app.post('/v1/search', admit('encoder'), async (req, reply) => {
     const { text: one, texts, context, ...options } = parseInput(searchBody, req.body);
