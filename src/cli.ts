@@ -43,6 +43,7 @@ const registrars: Registrars = {
   },
   export: () => import('./cli/export-command.js'),
   domain: () => import('./cli/domain-command.js'),
+  docs: () => import('./cli/docs-command.js'),
   bench: () => import('./cli/bench-command.js'),
   pairs: () => import('./cli/pairs-command.js'),
   config: () => import('./cli/config-command.js'),

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { Encoder } from '../encode/index.js';
 import { readManifest } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
+import { STORE_DIR } from '../store/index.js';
 import { runCli } from './child.js';
 import { defineBenchmark, type Log } from './harness.js';
 import { sampleSentences } from './sample-sentences.js';
@@ -75,7 +76,7 @@ async function indexerBenchmark(o: IndexerOptions, log: Log) {
       build_over_encoder: build.wall_s / encoderS,
       peak_rss_mib: Math.round(build.max_rss_bytes / MIB),
       index_bytes_per_sentence: shardBytes / manifest.ntotal,
-      store_bytes_per_sentence: dirBytes(join(out, 'store')) / manifest.ntotal,
+      store_bytes_per_sentence: dirBytes(join(out, STORE_DIR)) / manifest.ntotal,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@
  * the encoder and, optionally, the cross-encoder, which is why the command lives with the composition
  * root rather than in the domain stage.
  */
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { readPairs } from '../corpus/index.js';
@@ -23,7 +24,7 @@ import { readManifest } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { formatDuration } from '../progress.js';
 import { CrossEncoder } from '../rerank/index.js';
-import { SentenceStore } from '../store/index.js';
+import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
 import { detectScheme, positiveProbability } from '../text/labels.js';
 import { parseInput } from '../validate.js';
@@ -196,7 +197,7 @@ export async function fitDomain(o: {
     pairs.map((p) => p.label),
     o.positive ? { positive: o.positive } : {},
   );
-  const store = SentenceStore.open(`${o.index}/store`, { readOnly: true });
+  const store = SentenceStore.open(join(o.index, STORE_DIR), { readOnly: true });
   const encoder = await indexEncoder(o.index, o.model);
   const reranker = o.reranker ? await CrossEncoder.open(resolveModelDir(o.reranker, 'reranker')) : undefined;
   try {

@@ -15,7 +15,7 @@ import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { readManifest, VectorFile } from '../index/index.js';
 import { createProgress, type ProgressOptions } from '../progress.js';
-import { SentenceStore } from '../store/index.js';
+import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { saveLm } from '../text/index.js';
 import { Column, ColumnWriter } from './column.js';
 import { type SigmaStats, sigmaStats } from './distribution.js';
@@ -119,7 +119,7 @@ export async function addDomain(input: AddDomainOptions): Promise<AddDomainResul
   }
   const staging = join(o.index, DOMAINS_DIR, `.${name}.building`);
   const request = await fingerprint(o, identity);
-  const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
+  const store = SentenceStore.open(join(o.index, STORE_DIR), { readOnly: true });
   const vectors = await VectorFile.open(o.index);
   try {
     const t0 = performance.now();

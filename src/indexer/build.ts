@@ -11,7 +11,7 @@ import { diskFullOr, ParamineError } from '../errors.js';
 import { type OperatingPoint, readManifest } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
-import { type GroupKeySpec, SentenceStore } from '../store/index.js';
+import { type GroupKeySpec, SentenceStore, STORE_DIR } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { checkBudget } from './budget.js';
 import { ProvidedEmbeddings } from './embeddings.js';
@@ -64,7 +64,7 @@ export async function buildIndex(
   };
   for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
   // Before any work: a collection whose index cannot fit --max-ram is refused here.
-  if (!options.resume || !existsSync(join(resolve(options.out), 'store'))) await checkBudget(options);
+  if (!options.resume || !existsSync(join(resolve(options.out), STORE_DIR))) await checkBudget(options);
   const { out, storeDir, workDir, finished } = await prepareOut(options);
   const encoder = await Encoder.open(resolveModelDir(options.model));
   const store = SentenceStore.open(storeDir);
@@ -154,7 +154,7 @@ export async function tuneBuilt(
  */
 async function prepareOut(options: BuildOptions) {
   const out = resolve(options.out);
-  const storeDir = join(out, 'store');
+  const storeDir = join(out, STORE_DIR);
   const workDir = join(out, 'work');
   if (existsSync(join(out, 'manifest.json'))) {
     if (options.resume && existsSync(storeDir)) return { out, storeDir, workDir, finished: true };

@@ -13,6 +13,7 @@ import {
   GroupTableWriter,
   groupTableIdentity,
   SentenceStore,
+  STORE_DIR,
 } from '../store/index.js';
 
 export async function buildGroupTables(
@@ -24,7 +25,7 @@ export async function buildGroupTables(
   const dir = resolve(indexDir);
   const manifest = await readManifest(dir);
   // The build hands its own open store (LMDB wants one handle per environment and process).
-  const store = options.store ?? SentenceStore.open(join(dir, 'store'), { readOnly: true });
+  const store = options.store ?? SentenceStore.open(join(dir, STORE_DIR), { readOnly: true });
   const writer = GroupTableWriter.open(join(dir, GROUPS_DIR));
   const bar = createProgress({
     label: `groups ${specs.map((s) => s.key).join(',')}`,

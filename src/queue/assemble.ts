@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
 import { type Counters, emptyCounters } from '../indexer/state.js';
-import { type NewSentence, SentenceStore } from '../store/index.js';
+import { type NewSentence, SentenceStore, STORE_DIR } from '../store/index.js';
 import type { ChunkRow, EmbedResult } from './embed.js';
 import { layout, readChecked, readMarker } from './layout.js';
 import { chunkName, type QueueBuild } from './state.js';
@@ -60,7 +60,7 @@ export async function assemble(
 ): Promise<Assembled> {
   const dim = b.model.dim;
   const rowBytes = dim * 2;
-  const store = SentenceStore.open(join(out, 'store'));
+  const store = SentenceStore.open(join(out, STORE_DIR));
   const fd = openSync(layout.vectors(work), 'a+');
   try {
     const saved = cursorSchema.safeParse(store.getState(CURSOR_KEY));

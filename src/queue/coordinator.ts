@@ -24,6 +24,7 @@ import { type BuildOptions, buildOptionsSchema } from '../indexer/options.js';
 import { buildPlan, shardCount, trainTemplate } from '../indexer/shards.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
+import { STORE_DIR } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { assemble } from './assemble.js';
 import { connectionOptions, parseQueueUrl, queueName, STAGES, type Stage } from './connection.js';
@@ -241,7 +242,7 @@ async function newBuild(
 ): Promise<QueueBuild> {
   for (const [i, f] of options.inputs.entries()) await assertReadable(f, `inputs[${i}]`);
   const out = resolve(options.out);
-  if (existsSync(join(out, 'manifest.json')) || existsSync(join(out, 'store'))) {
+  if (existsSync(join(out, 'manifest.json')) || existsSync(join(out, STORE_DIR))) {
     throw new ParamineError(
       'CONFLICT',
       `${out} already holds an index or a build; choose another --out or remove it`,

@@ -21,7 +21,7 @@ import {
   type MinedPair,
   UnionFind,
 } from '../jobs/index.js';
-import { SentenceStore } from '../store/index.js';
+import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { connectionOptions, parseQueueUrl, queueName } from './connection.js';
 import { runStage, type StageJob } from './dispatch.js';
@@ -271,7 +271,7 @@ async function merge(
   if (!cluster) return summary;
   const clusters = uf.clusters();
   const clustersFile = `${o.out.replace(/\.jsonl?$/, '')}.clusters.jsonl`;
-  const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
+  const store = SentenceStore.open(join(o.index, STORE_DIR), { readOnly: true });
   try {
     const out = clusters.map(
       (ids, seq) => `${JSON.stringify({ seq, ids, texts: ids.map((id) => store.get(id)?.text) })}\n`,

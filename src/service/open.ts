@@ -15,7 +15,7 @@ import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
 import { indexIdf } from '../search/bertscore.js';
 import { SearchCore, type Stage } from '../search/core.js';
-import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore } from '../store/index.js';
+import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore, STORE_DIR } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { type SentenceContext, sentenceContext } from './context.js';
 import { ReadinessProbe } from './readiness.js';
@@ -157,7 +157,7 @@ async function openParts(o: ServiceOptions, closers: Closers) {
     verify: o.verify ?? 'auto',
   });
   closers.add(() => index.close());
-  const store = SentenceStore.open(join(o.index, 'store'), { readOnly: true });
+  const store = SentenceStore.open(join(o.index, STORE_DIR), { readOnly: true });
   closers.add(() => store.close());
   const vectors = await VectorFile.open(o.index);
   if (vectors) closers.add(() => vectors.close());

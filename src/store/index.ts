@@ -19,6 +19,7 @@ export {
   type NewSentence,
   type SentenceRecord,
   SentenceStore,
+  STORE_DIR,
   type StoreOptions,
 } from './store.js';
 export { inTxn, lmdbWrite } from './write-errors.js';

@@ -10,6 +10,9 @@ import { ParamineError } from '../errors.js';
 import { checkLmdbFile } from './lmdb-check.js';
 import { inTxn, lmdbWrite } from './write-errors.js';
 
+/** The sentence store's directory inside an index directory. */
+export const STORE_DIR = 'store';
+
 export type Meta = Record<string, unknown>;
 
 export interface SentenceRecord {

@@ -3,7 +3,8 @@
  * the three document formats (.txt blank-line separated, .jsonl, .srt), resuming by sentence, and a sentence's
  * context through a real index and the HTTP route.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -186,4 +187,53 @@ t.test('a sentence comes back with its context, from an index built from documen
       'two neighbours in a three-sentence document',
     );
   }
+});
+
+t.test('docs align pairs each document with its twin, inside the band', async (t) => {
+  const corpus = join(dir, 'twins.txt');
+  writeFileSync(
+    corpus,
+    [
+      'The storm closed the harbour for three days. Fishing boats stayed tied to the pier. The mayor promised help for the fishermen.',
+      'A storm kept the harbour shut for three days, and the fishing boats stayed at the pier. The mayor said the fishermen would get help.',
+      'The orchestra played a new symphony on Friday night. The audience stood and applauded for ten minutes.',
+      'On Friday night the orchestra premiered a symphony. The audience gave it a standing ovation of ten minutes.',
+    ].join('\n\n'),
+  );
+  const out = join(dir, 'twins-index');
+  await buildIndex(
+    { inputs: [corpus], out, model: 'test/fixtures/tiny-encoder', documents: true, quiet: true },
+    () => {},
+  );
+  const pairsFile = join(dir, 'doc-pairs.jsonl');
+  execFileSync(
+    process.execPath,
+    ['dist/cli.js', 'docs', 'align', '--index', out, '--out', pairsFile, '--partners', '1'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  const pairs = readFileSync(pairsFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.same(
+    pairs.map((p) => [p.a, p.b].sort()),
+    [
+      ['twins:1', 'twins:2'],
+      ['twins:3', 'twins:4'],
+    ].sort((x, y) => (x[0] as string).localeCompare(y[0] as string)),
+    'each document with its twin',
+  );
+  for (const p of pairs) t.ok(p.score >= 0.1 && p.score < 0.95, `score ${p.score} inside the band`);
+  execFileSync(
+    process.execPath,
+    ['dist/cli.js', 'docs', 'align', '--index', out, '--out', pairsFile, '--partners', '1', '--max', '0.2'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  t.notOk(
+    readFileSync(pairsFile, 'utf8').includes('"twins:2"') &&
+      readFileSync(pairsFile, 'utf8').includes('twins:1"'),
+    'too similar for a band below 0.2',
+  );
 });

@@ -1,0 +1,53 @@
+/**
+ * `paramine docs align --index DIR --out FILE`: the document pairs of an index built from documents
+ * (src/jobs/align.ts), one JSON line each: {"a", "b", "score"} with the documents' ids as the input gave them.
+ */
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { addFlags, cli, flagValues } from '../config.js';
+import { writeFileAtomic } from '../durable.js';
+import { readManifest, VectorFile } from '../index/index.js';
+import { alignDocuments, alignOptionsSchema } from '../jobs/align.js';
+import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore, STORE_DIR } from '../store/index.js';
+import { parseInput } from '../validate.js';
+
+const where = z.object({
+  index: z.string().min(1).register(cli, {
+    flag: '--index <dir>',
+    description: 'index built from documents (`paramine index --documents`)',
+  }),
+  out: z.string().min(1).register(cli, { flag: '--out <file>', description: 'document pairs as JSON lines' }),
+});
+
+export function register(program: Command): void {
+  const docs = program
+    .command('docs')
+    .description('documents of an index: pairs of documents rich in paraphrases');
+  const align: Command = addFlags(
+    addFlags(
+      docs.command('align').description('pair documents by similarity, inside a band (Turku phase 1)'),
+      where,
+    ),
+    alignOptionsSchema,
+  ).action(async () => {
+    const { index, out } = parseInput(where, flagValues(align, where), 'options');
+    const options = flagValues(align, alignOptionsSchema);
+    const manifest = await readManifest(index);
+    const store = SentenceStore.open(join(index, STORE_DIR), { readOnly: true });
+    const groups = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(manifest));
+    const vectors = await VectorFile.open(index);
+    try {
+      const started = performance.now();
+      const pairs = await alignDocuments({ store, groups, vectors }, options);
+      await writeFileAtomic(out, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
+      process.stderr.write(
+        `${pairs.length} document pairs -> ${out} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
+      );
+    } finally {
+      groups?.close();
+      await vectors?.close();
+      store.close();
+    }
+  });
+}

@@ -1,0 +1,229 @@
+/**
+ * Document pairs (Turku's first phase, MRPC's news clusters): documents likely to share paraphrases, found
+ * by document vectors and the same FAISS search as sentences, kept inside a similarity band (too similar is
+ * the same text reformatted, too far is misaligned), optionally within a window on an ordered key and among
+ * documents that share the values of some keys (a title, a subforum), at most `partners` per document.
+ *
+ * Document vectors, two ways (both measured, BENCHMARKS.md):
+ *  - tfidf: character 2-4-gram TF-IDF within word boundaries, as Turku (sklearn's char_wb), hashed into
+ *    `dim` buckets so that FAISS can search it (idf from the documents' bucket frequencies);
+ *  - mean: the mean of the document's stored sentence embeddings (vectors.f16), normalized.
+ */
+import { z } from 'zod';
+import { cli } from '../config.js';
+import { ParamineError } from '../errors.js';
+import type { VectorFile } from '../index/index.js';
+import { createIndex } from '../native/index.js';
+import type { GroupTables, GroupValue, SentenceRecord, SentenceStore } from '../store/index.js';
+import { charNgramCounts } from '../text/index.js';
+
+/** The options of `paramine docs align`, declared once with their flags (src/config.ts). */
+export const alignOptionsSchema = z.object({
+  method: z.enum(['tfidf', 'mean']).default('tfidf').register(cli, {
+    flag: '--method <tfidf|mean>',
+    description: 'document vectors: character n-gram TF-IDF (Turku) or the mean of the sentence embeddings',
+  }),
+  min: z.number().min(-1).max(1).default(0.1).register(cli, {
+    flag: '--min <score>',
+    description: 'the band: pairs at least this similar (lower: misaligned)',
+  }),
+  max: z.number().min(-1).max(1.01).default(0.95).register(cli, {
+    flag: '--max <score>',
+    description: 'the band: pairs below this (higher: the same text reformatted)',
+  }),
+  partners: z.number().int().min(1).max(100).default(3).register(cli, {
+    flag: '--partners <m>',
+    description: 'most partner documents per document',
+  }),
+  docKey: z.string().min(1).default('doc').register(cli, {
+    flag: '--doc-key <key>',
+    description: 'the group key whose values are the documents',
+  }),
+  windowKey: z.string().min(1).optional().register(cli, {
+    flag: '--window-key <key>',
+    description: 'with --days: pairs only between documents whose dates under this key are that close',
+  }),
+  days: z
+    .number()
+    .positive()
+    .optional()
+    .register(cli, { flag: '--days <n>', description: 'the window, in days' }),
+  same: z
+    .array(z.string().min(1))
+    .default([])
+    .register(cli, {
+      flag: '--same <keys>',
+      description:
+        'pairs only between documents with equal values of these keys (comma-separated: title,subforum)',
+      parse: (v) => v.split(',').filter((k) => k !== ''),
+    }),
+  dim: z.number().int().min(64).max(65536).default(4096).register(cli, {
+    flag: '--dim <n>',
+    description: 'tfidf: hashed dimensions of the document vectors',
+  }),
+});
+export type AlignOptionsInput = z.input<typeof alignOptionsSchema>;
+export type AlignOptions = z.output<typeof alignOptionsSchema>;
+
+export interface DocPair {
+  a: string;
+  b: string;
+  score: number;
+}
+
+export interface AlignParts {
+  store: SentenceStore;
+  groups: GroupTables | undefined;
+  vectors?: VectorFile | undefined;
+}
+
+interface Doc {
+  id: GroupValue;
+  sentences: number[];
+  meta: Record<string, unknown>;
+}
+
+/** The documents of the index: its `docKey` groups, each with its sentence ids and first sentence's metadata. */
+function documentsOf(parts: AlignParts, key: string): Doc[] {
+  if (parts.groups === undefined) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      `the index has no group tables; build one with \`paramine groups build --key ${key}\``,
+      {
+        field: 'docKey',
+      },
+    );
+  }
+  parts.groups.require(key, 'docKey');
+  const docs: Doc[] = [];
+  for (const { value } of parts.groups.groups(key)) {
+    const sentences = parts.groups.ids(key, value);
+    const first = parts.store.get(sentences[0] as number);
+    docs.push({ id: value, sentences, meta: first?.meta ?? {} });
+  }
+  return docs;
+}
+
+/** FNV-1a, 32 bits: a stable bucket for a gram. */
+function bucket(gram: string, dim: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < gram.length; i++) h = Math.imul(h ^ gram.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % dim;
+}
+
+function normalizeRows(m: Float32Array, dim: number): void {
+  for (let r = 0; r < m.length / dim; r++) {
+    const row = m.subarray(r * dim, (r + 1) * dim);
+    let n = 0;
+    for (const x of row) n += x * x;
+    const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
+    for (let i = 0; i < dim; i++) row[i] = (row[i] as number) * inv;
+  }
+}
+
+function tfidfVectors(docs: Doc[], store: SentenceStore, dim: number): Float32Array {
+  const m = new Float32Array(docs.length * dim);
+  const df = new Float64Array(dim);
+  docs.forEach((d, r) => {
+    const text = d.sentences.map((id) => (store.get(id) as SentenceRecord).text).join(' ');
+    const row = m.subarray(r * dim, (r + 1) * dim);
+    for (const [gram, count] of charNgramCounts(text)) {
+      const b = bucket(gram, dim);
+      row[b] = (row[b] as number) + count;
+    }
+    for (let i = 0; i < dim; i++) if ((row[i] as number) > 0) df[i] = (df[i] as number) + 1;
+  });
+  const n = docs.length;
+  for (let r = 0; r < n; r++) {
+    for (let i = 0; i < dim; i++) {
+      const k = r * dim + i;
+      if ((m[k] as number) > 0) m[k] = (m[k] as number) * (Math.log((1 + n) / (1 + (df[i] as number))) + 1);
+    }
+  }
+  normalizeRows(m, dim);
+  return m;
+}
+
+async function meanVectors(docs: Doc[], vectors: VectorFile): Promise<Float32Array> {
+  const dim = vectors.dim;
+  const m = new Float32Array(docs.length * dim);
+  for (const [r, d] of docs.entries()) {
+    const row = m.subarray(r * dim, (r + 1) * dim);
+    for (const id of d.sentences) {
+      const v = await vectors.read(id, 1);
+      for (let i = 0; i < dim; i++) row[i] = (row[i] as number) + (v[i] as number);
+    }
+  }
+  normalizeRows(m, dim);
+  return m;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Whether two documents may pair: same values of `same`, dates within the window. */
+function compatible(a: Doc, b: Doc, o: AlignOptions): boolean {
+  for (const k of o.same) if (a.meta[k] === undefined || a.meta[k] !== b.meta[k]) return false;
+  if (o.windowKey !== undefined && o.days !== undefined) {
+    const ta = Date.parse(String(a.meta[o.windowKey]));
+    const tb = Date.parse(String(b.meta[o.windowKey]));
+    if (!Number.isFinite(ta) || !Number.isFinite(tb) || Math.abs(ta - tb) > o.days * DAY_MS) return false;
+  }
+  return true;
+}
+
+/** Document pairs inside the band, at most `partners` per document, best first. */
+export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput): Promise<DocPair[]> {
+  const o = alignOptionsSchema.parse(input);
+  if (o.min >= o.max)
+    throw new ParamineError('BAD_INPUT', 'the band is empty: give min below max', { field: 'min' });
+  const docs = documentsOf(parts, o.docKey);
+  if (docs.length < 2) return [];
+  if (o.method === 'mean' && parts.vectors === undefined) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      'method mean needs the kept embeddings (vectors.f16; build with --vectors f16)',
+      {
+        field: 'method',
+      },
+    );
+  }
+  const m =
+    o.method === 'tfidf'
+      ? tfidfVectors(docs, parts.store, o.dim)
+      : await meanVectors(docs, parts.vectors as VectorFile);
+  const dim = m.length / docs.length;
+  const index = createIndex('Flat', dim, 'ip');
+  try {
+    await index.add(
+      m,
+      BigInt64Array.from(docs, (_, i) => BigInt(i)),
+    );
+    // Room for the band and the scope to drop candidates before `partners` are found.
+    const k = Math.min(docs.length, o.partners * 8 + 1);
+    const found = await index.search(m, k);
+    const taken = new Map<number, number>();
+    const pairs = new Map<string, DocPair & { i: number; j: number }>();
+    for (let i = 0; i < docs.length; i++) {
+      for (let r = 0; r < k; r++) {
+        const j = Number(found.ids[i * k + r]);
+        const score = found.distances[i * k + r] as number;
+        if (j < 0 || j === i || score < o.min || score >= o.max) continue;
+        const [a, b] = [docs[i] as Doc, docs[j] as Doc];
+        if (!compatible(a, b, o)) continue;
+        const key = i < j ? `${i}:${j}` : `${j}:${i}`;
+        if (!pairs.has(key)) pairs.set(key, { a: String(a.id), b: String(b.id), score, i, j });
+      }
+    }
+    // Best first; each document keeps at most `partners`.
+    const out: DocPair[] = [];
+    for (const p of [...pairs.values()].sort((x, y) => y.score - x.score)) {
+      if ((taken.get(p.i) ?? 0) >= o.partners || (taken.get(p.j) ?? 0) >= o.partners) continue;
+      taken.set(p.i, (taken.get(p.i) ?? 0) + 1);
+      taken.set(p.j, (taken.get(p.j) ?? 0) + 1);
+      out.push({ a: p.a, b: p.b, score: Math.round(p.score * 1e6) / 1e6 });
+    }
+    return out;
+  } finally {
+    await index.close();
+  }
+}
