@@ -34,6 +34,13 @@ export interface Annotation {
   rerankRank?: number;
   /** Where the pair came from: a search, or a mining job's pair (its id and sequence number). */
   source?: { kind: 'search' | 'job'; job?: string; seq?: number };
+  /** The document context the annotator saw around each side (Turku's 3: a paraphrase in this context only). */
+  context?: { s1?: SeenContext; s2?: SeenContext };
+}
+
+export interface SeenContext {
+  before: string[];
+  after: string[];
 }
 
 export type NewAnnotation = Omit<Annotation, 'id' | 'at'>;

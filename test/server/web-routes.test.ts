@@ -111,6 +111,35 @@ t.test('annotations: write, replace, look up, summarize, export, undo', async (t
   );
   t.equal(second.id, first.id, 'the same pair by the same annotator is one record');
   t.equal(second.label, '4<is');
+  const seen = {
+    s1: { before: ['The sentence before.'], after: [] },
+    s2: { before: [], after: ['And after.'] },
+  };
+  const inContext = JSON.parse(
+    (
+      await call(
+        t,
+        app,
+        {
+          method: 'POST',
+          url: '/v1/annotations',
+          payload: {
+            ...body,
+            annotator: 'ctx',
+            scheme: 'turku',
+            decision: 'label',
+            label: '3',
+            context: seen,
+          },
+        },
+        201,
+      )
+    ).body,
+  );
+  t.match(inContext, { label: '3', context: seen }, 'a paraphrase in context only keeps the context seen');
+  const exported = (await call(t, app, { method: 'GET', url: '/v1/annotations?annotator=ctx' }, 200)).body;
+  t.same(JSON.parse(exported.trim()).context, seen, 'and the export carries it');
+  await call(t, app, { method: 'DELETE', url: `/v1/annotations/${inContext.id}` }, 200);
   await call(
     t,
     app,

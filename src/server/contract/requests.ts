@@ -193,6 +193,22 @@ export const AnnotationSource = z
   .strict()
   .meta({ id: 'AnnotationSource', description: 'Where the pair was judged: a search or a job’s result.' });
 
+const seenSide = z
+  .object({
+    before: z.array(annotatedText).max(MAX_CONTEXT),
+    after: z.array(annotatedText).max(MAX_CONTEXT),
+  })
+  .strict();
+
+export const AnnotationContext = z
+  .object({ s1: seenSide.optional(), s2: seenSide.optional() })
+  .strict()
+  .meta({
+    id: 'AnnotationContext',
+    description:
+      'The document context the annotator saw around each side, kept with the label: Turku labels a pair 3 when it is a paraphrase in this context only (4: in any context).',
+  });
+
 export const annotationRequest = z
   .object({
     s1: annotatedText,
@@ -221,6 +237,7 @@ export const annotationRequest = z
     annRank: z.number().int().min(1).optional(),
     rerankRank: z.number().int().min(1).optional(),
     source: AnnotationSource.optional(),
+    context: AnnotationContext.optional(),
   })
   .strict()
   .meta({ id: 'AnnotationRequest' });

@@ -1,6 +1,6 @@
 /** Response bodies of the annotation routes. */
 import { z } from 'zod';
-import { AnnotationSource } from '../requests.js';
+import { AnnotationContext, AnnotationSource } from '../requests.js';
 import { Probabilities } from './search.js';
 
 export const Annotation = z
@@ -24,6 +24,7 @@ export const Annotation = z
     annRank: z.int().min(1).optional(),
     rerankRank: z.int().min(1).optional(),
     source: AnnotationSource.optional(),
+    context: AnnotationContext.optional(),
   })
   .meta({
     id: 'Annotation',
