@@ -76,6 +76,7 @@ export interface MineFlags {
   cluster: boolean;
   range?: string;
   queries?: string;
+  docPairs?: string;
   batchSize: number;
   faissThreads: number;
   quiet: boolean;
@@ -99,6 +100,15 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
     // The CLI may read any file the user names: its directory plays the data directory.
     dataDir = dirname(resolve(o.queries));
     scope = { kind: 'file', path: basename(o.queries) };
+  }
+  if (o.docPairs !== undefined) {
+    const dir = dirname(resolve(o.docPairs));
+    if (dataDir !== undefined && dataDir !== dir) {
+      throw new ParamineError('BAD_INPUT', '--queries and --doc-pairs must sit in the same directory', {
+        field: 'docPairs',
+      });
+    }
+    dataDir = dir;
   }
   const spec: JobSpecInput = {
     scope,
@@ -128,6 +138,7 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
       ? {}
       : { withinGroup: o.withinGroup.length === 1 ? (o.withinGroup[0] as string) : o.withinGroup }),
     ...(o.window === undefined ? {} : { window: parseWindow(o.window) }),
+    ...(o.docPairs === undefined ? {} : { docPairs: { path: basename(o.docPairs) } }),
     ...(o.negatives ? { negatives: true } : {}),
     ...(o.preset === undefined ? {} : { preset: o.preset }),
     ...(o.marginK !== undefined || o.minMargin !== undefined
@@ -232,6 +243,10 @@ export function mineCommand(program: Command): Command {
     .option('--cluster', 'group accepted pairs into multi-reference sets', JOB.cluster)
     .option('--range <start:end>', 'mine only these ids as queries')
     .option('--queries <file>', 'query sentences from a corpus file instead of the index itself')
+    .option(
+      '--doc-pairs <file>',
+      "mine within document pairs (`paramine docs align` output): candidates only in a sentence's partner documents",
+    )
     .option('--batch-size <n>', 'query sentences per checkpoint', num, 256)
     .option(
       '--faiss-threads <n>',

@@ -9,6 +9,7 @@
  *    `dim` buckets so that FAISS can search it (idf from the documents' bucket frequencies);
  *  - mean: the mean of the document's stored sentence embeddings (vectors.f16), normalized.
  */
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { cli } from '../config.js';
 import { ParamineError } from '../errors.js';
@@ -225,5 +226,48 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
     return out;
   } finally {
     await index.close();
+  }
+}
+
+/** Each document's partners from a pairs file (`docs align` output: JSON lines with `a` and `b`), both ways. */
+export function readDocPairs(path: string): Map<string, string[]> {
+  const partners = new Map<string, string[]>();
+  const add = (x: string, y: string) => {
+    const list = partners.get(x);
+    if (list === undefined) partners.set(x, [y]);
+    else if (!list.includes(y)) list.push(y);
+  };
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (line.trim() === '') return;
+      const r = docPairLine.safeParse(safeJson(line));
+      if (!r.success) {
+        throw new ParamineError(
+          'BAD_FILE',
+          `${path}:${i + 1}: expected {"a": DOC, "b": DOC} (docs align output)`,
+          {
+            field: 'docPairs.path',
+          },
+        );
+      }
+      const [a, b] = [String(r.data.a), String(r.data.b)];
+      if (a === b) return;
+      add(a, b);
+      add(b, a);
+    });
+  return partners;
+}
+
+const docPairLine = z.looseObject({
+  a: z.union([z.string(), z.number()]),
+  b: z.union([z.string(), z.number()]),
+});
+
+function safeJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
   }
 }

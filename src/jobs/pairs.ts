@@ -91,7 +91,8 @@ export function checkJobScope(
   tables: GroupTables | undefined,
 ): void {
   const scope = effectiveScope(spec);
-  checkScope({ ...scope, exactMax: 0 }, tables);
+  const docPairs = spec.docPairs && { key: spec.docPairs.docKey, partners: new Map() };
+  checkScope({ ...scope, exactMax: 0, docPairs }, tables);
   const filter = effectiveFilter(spec);
   const named = filterLabels(filter);
   if (named.length > 0 && spec.rerank === undefined) {

@@ -110,10 +110,10 @@ function inlineTexts(sentences: readonly string[]): string[] {
 }
 
 /** Resolves a data-directory-relative path; anything outside it (.., absolute, symlinks out) is refused. */
-export function resolveDataPath(path: string, dataDir: string | undefined): string {
+export function resolveDataPath(path: string, dataDir: string | undefined, field = 'scope.path'): string {
   if (dataDir === undefined) {
-    throw new ParamineError('BAD_INPUT', 'file scopes need the service to be started with --data-dir', {
-      field: 'scope.path',
+    throw new ParamineError('BAD_INPUT', 'files in a job need the service to be started with --data-dir', {
+      field,
     });
   }
   const root = realpathSync(dataDir);
@@ -123,22 +123,18 @@ export function resolveDataPath(path: string, dataDir: string | undefined): stri
   };
   const full = resolve(root, path);
   if (isAbsolute(path) || outside(full)) {
-    throw new ParamineError('BAD_INPUT', 'scope.path must be a file inside the data directory', {
-      field: 'scope.path',
+    throw new ParamineError('BAD_INPUT', `${field} must be a file inside the data directory`, {
+      field,
     });
   }
   let real: string;
   try {
     real = realpathSync(full);
   } catch {
-    throw new ParamineError('FILE_NOT_FOUND', `${path} does not exist in the data directory`, {
-      field: 'scope.path',
-    });
+    throw new ParamineError('FILE_NOT_FOUND', `${path} does not exist in the data directory`, { field });
   }
   if (outside(real)) {
-    throw new ParamineError('BAD_INPUT', 'scope.path must be a file inside the data directory', {
-      field: 'scope.path',
-    });
+    throw new ParamineError('BAD_INPUT', `${field} must be a file inside the data directory`, { field });
   }
   return real;
 }

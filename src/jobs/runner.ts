@@ -15,11 +15,12 @@ import { evaluateFilter } from '../search/lexical.js';
 import type { Candidate, CandidateDomain, SearchOptions } from '../search/types.js';
 import type { GroupTables, SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
+import { readDocPairs } from './align.js';
 import { pairKey, UnionFind } from './cluster.js';
 import { openJobSource } from './grouped-source.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
 import { acceptsPair, annOptionsOf, excludedBySameKey, searchOptionsOf } from './pairs.js';
-import { type QueryBatch, type SourceParts, vectorsForIds } from './queries.js';
+import { type QueryBatch, resolveDataPath, type SourceParts, vectorsForIds } from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
 import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
@@ -108,7 +109,11 @@ export async function runJob(
 
 /** The scope's searcher when the job has a withinGroup or window scope. */
 function scopedSearch(ctx: JobContext, spec: JobSpec): ScopedSearch | undefined {
-  const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX };
+  const docPairs = spec.docPairs && {
+    key: spec.docPairs.docKey,
+    partners: readDocPairs(resolveDataPath(spec.docPairs.path, ctx.dataDir, 'docPairs.path')),
+  };
+  const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX, docPairs };
   if (!hasScope(scope)) return undefined;
   return new ScopedSearch(scope, {
     tables: ctx.groups,

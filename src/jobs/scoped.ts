@@ -29,6 +29,8 @@ export interface ScopeSpec {
   window?: { key: string; days?: number | undefined; width?: number | undefined } | undefined;
   excludeSame: readonly string[];
   exactMax: number;
+  /** Document pairs: a sentence's candidates are the sentences of its document's partners. */
+  docPairs?: { key: string; partners: ReadonlyMap<string, readonly string[]> } | undefined;
 }
 
 /** An index that can search only some ids (FAISS with an IDSelector). */
@@ -55,7 +57,7 @@ export interface ScopeParts {
 
 /** Whether a job searches scopes (excludeSame alone filters a global search instead). */
 export function hasScope(s: ScopeSpec): boolean {
-  return s.withinGroup.length > 0 || s.window !== undefined;
+  return s.withinGroup.length > 0 || s.window !== undefined || s.docPairs !== undefined;
 }
 
 /** Checks the scope against the index's group tables (4xx errors naming the field). */
@@ -71,6 +73,7 @@ export function checkScope(s: ScopeSpec, tables: GroupTables | undefined): void 
     tables.require(key, field, ordered);
   };
   for (const key of s.withinGroup) missing(key, 'withinGroup', false);
+  if (s.docPairs !== undefined) missing(s.docPairs.key, 'docPairs.docKey', false);
   if (s.window !== undefined) missing(s.window.key, 'window.key', true);
 }
 
@@ -126,9 +129,22 @@ export class ScopedSearch {
     const byKey = new Map<string, Unit>();
     const window = this.spec.window;
     const windowed: number[] = [];
+    const pairs = this.spec.docPairs;
     batch.texts.forEach((text, q) => {
       const meta = batch.metas[q];
-      if (this.spec.withinGroup.length > 0) {
+      if (pairs !== undefined) {
+        const doc = this.valuesOf(pairs.key, text, meta)[0];
+        const partners = doc === undefined ? [] : (pairs.partners.get(String(doc)) ?? []);
+        if (partners.length === 0) return;
+        const key = `d:${String(doc)}`;
+        let u = byKey.get(key);
+        if (u === undefined) {
+          const ids = [...new Set(partners.flatMap((p) => tables.ids(pairs.key, p)))];
+          u = { key, rows: [], ids: ids.sort((a, b) => a - b) };
+          byKey.set(key, u);
+        }
+        u.rows.push(q);
+      } else if (this.spec.withinGroup.length > 0) {
         const tagged = this.spec.withinGroup.flatMap((k) =>
           this.valuesOf(k, text, meta).map((v) => [k, v] as const),
         );

@@ -202,6 +202,20 @@ export const jobSpecSchema = z
         'Never pair sentences sharing a value under any of these metadata keys (ParaSCI - same section).',
       ),
     excludeSameGroup: groupKey.optional().describe('The older one-key form of `excludeSame` (an alias).'),
+    docPairs: z
+      .object({
+        path: z.string().min(1),
+        docKey: groupKey.default('doc'),
+      })
+      .strict()
+      .optional()
+      .describe(
+        lines(
+          'Mine within document pairs (`paramine docs align`): each sentence looks for candidates only in its',
+          "document's partner documents. `path`: the pairs file (JSON lines with `a` and `b`, the documents' ids),",
+          "relative to the service's `--data-dir`; `docKey`: the group key of the documents (default doc).",
+        ),
+      ),
     domain: domainRequestSchema.optional(),
     subSentence: z
       .discriminatedUnion('method', [

@@ -226,6 +226,29 @@ t.test('docs align pairs each document with its twin, inside the band', async (t
     'each document with its twin',
   );
   for (const p of pairs) t.ok(p.score >= 0.1 && p.score < 0.95, `score ${p.score} inside the band`);
+
+  // Mining within the document pairs: every pair joins partner documents, never one document with itself.
+  const service = await openService({ index: out, model: 'test/fixtures/tiny-encoder', reranker: false });
+  t.teardown(() => service.close());
+  const { manager, store } = service.openJobs({ dir: join(dir, 'twin-jobs'), dataDir: dir });
+  const partner = new Map(
+    pairs.flatMap(
+      (p) =>
+        [
+          [p.a, p.b],
+          [p.b, p.a],
+        ] as Array<[string, string]>,
+    ),
+  );
+  const job = await manager.create({ k: 5, minCosine: -1, docPairs: { path: 'doc-pairs.jsonl' } });
+  const done = await manager.wait(job.id);
+  t.equal(done.state, 'done', JSON.stringify(done.error ?? {}));
+  const mined = [...store.pairs(job.id, 0, 1000)].map((r) => r.pair);
+  t.ok(mined.length > 0, `${mined.length} pairs mined`);
+  for (const m of mined)
+    t.equal(partner.get(String(m.a.meta?.doc)), m.b.meta?.doc, `${m.a.meta?.doc} ~ ${m.b.meta?.doc}`);
+  const missing = await manager.create({ k: 5, docPairs: { path: 'nope.jsonl' } });
+  t.equal((await manager.wait(missing.id)).state, 'failed', 'a missing pairs file fails the job');
   execFileSync(
     process.execPath,
     ['dist/cli.js', 'docs', 'align', '--index', out, '--out', pairsFile, '--partners', '1', '--max', '0.2'],
