@@ -32,6 +32,7 @@ const experiments: Registrars = {
   'scopes-calibrate': lazy(async () => (await import('./scopes-vectors.js')).scopesCalibrate),
   'kill-loop': lazy(async () => (await import('./kill-loop.js')).killLoopBench),
   soak: lazy(async () => (await import('./soak.js')).soakBench),
+  docs: lazy(async () => (await import('./docs-bench.js')).docsBench),
 };
 
 const program = new Command()

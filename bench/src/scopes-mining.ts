@@ -30,9 +30,10 @@ export const DATA = process.env.PARAMINE_DATA ?? '../shared/data';
 export async function mine(
   index: string,
   specs: Record<string, object>,
+  dataDir?: string,
 ): Promise<Record<string, { pairs: MinedPair[]; seconds: number }>> {
   const service = await openService({ index, reranker: false });
-  const jobs = service.openJobs({ dir: join(index, '..', `jobs-${Date.now()}`) });
+  const jobs = service.openJobs({ dir: join(index, '..', `jobs-${Date.now()}`), dataDir });
   const out: Record<string, { pairs: MinedPair[]; seconds: number }> = {};
   try {
     for (const [name, spec] of Object.entries(specs)) {
