@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { readPairs } from '../corpus/index.js';
 import {
   addDomain,
+  DOMAIN_ADD_DEFAULTS,
   Domains,
   type FitExample,
   fitCombined,
@@ -30,6 +31,7 @@ import { detectScheme, positiveProbability } from '../text/labels.js';
 import { parseInput } from '../validate.js';
 
 const int = (v: string) => Number.parseInt(v, 10);
+const D = DOMAIN_ADD_DEFAULTS;
 
 const addFlags = z.object({
   index: z.string().min(1),
@@ -84,11 +86,11 @@ function addCommand(domain: Command): void {
       'in-domain sample: .txt, .jsonl, .tsv/.csv corpus files (.gz too)',
     )
     .option('--general <files...>', 'general sample (default: a uniform sample of the index as large)')
-    .option('--order <n>', 'n-gram order of the Kneser–Ney LMs', int, 5)
-    .option('--method <ml|embedding>', 'Moore–Lewis LMs, or logistic regression on the embeddings', 'ml')
-    .option('--min-count <n>', 'in-domain words seen fewer times become <unk>', int, 2)
-    .option('--seed <n>', 'seed of the general sample', int, 1234)
-    .option('--chunk <n>', 'sentences per checkpoint', int, 20_000)
+    .option('--order <n>', 'n-gram order of the Kneser–Ney LMs', int, D.order)
+    .option('--method <ml|embedding>', 'Moore–Lewis LMs, or logistic regression on the embeddings', D.method)
+    .option('--min-count <n>', 'in-domain words seen fewer times become <unk>', int, D.minCount)
+    .option('--seed <n>', 'seed of the general sample', int, D.seed)
+    .option('--chunk <n>', 'sentences per checkpoint', int, D.chunk)
     .option('--replace', 'replace a domain of that name', false)
     .option('--quiet', 'no progress output', false)
     .action(async (raw: Record<string, unknown>) => {

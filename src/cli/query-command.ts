@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { defaultOf } from '../config.js';
 import { ParamineError } from '../errors.js';
 import { type SearchResponse, searchOptionsSchema } from '../search/types.js';
+import { SERVE_SETTINGS } from './serve-command.js';
 
 const optionsSchema = z.object({
   url: z.url(),
@@ -18,7 +19,11 @@ export function register(program: Command): void {
     .command('query')
     .description('ask a running paramine service for paraphrases of TEXT and print them')
     .argument('<text...>', 'the sentence')
-    .option('--url <url>', 'service address', 'http://127.0.0.1:8080')
+    .option(
+      '--url <url>',
+      'service address',
+      `http://${SERVE_SETTINGS.host.default}:${SERVE_SETTINGS.port.default}`,
+    )
     .option('--k <n>', 'candidates to show', String(defaultOf(searchOptionsSchema.shape.k)))
     .option('--no-rerank', 'skip the cross-encoder')
     .option('--api-key <key>', 'Bearer key, when the service wants one')

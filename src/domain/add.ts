@@ -36,6 +36,15 @@ import {
 import { type DomainScorer, type EmbeddingScorer, loadScorer, type MooreLewisScorer } from './scorer.js';
 import { readTexts, sampleIndex, type TextEncoder, trainEmbedding, trainMooreLewis } from './train.js';
 
+/** What `paramine domain add` does unless told otherwise (the command shows these as its defaults). */
+export const DOMAIN_ADD_DEFAULTS = {
+  method: 'ml' as const,
+  order: 5,
+  minCount: 2,
+  seed: 1234,
+  chunk: 20_000,
+};
+
 export interface AddDomainOptions {
   index: string;
   name: string;
@@ -103,7 +112,7 @@ async function writeProgress(dir: string, p: ProgressRecord): Promise<void> {
 }
 
 export async function addDomain(input: AddDomainOptions): Promise<AddDomainResult> {
-  const o = { method: 'ml' as const, order: 5, minCount: 2, seed: 1234, chunk: 20_000, ...input };
+  const o = { ...DOMAIN_ADD_DEFAULTS, ...input };
   const name = domainNameSchema.parse(o.name);
   const log = o.log ?? (() => {});
   const manifest = await readManifest(o.index);

@@ -3,7 +3,7 @@
  * (Moore–Lewis cross-entropy difference or an embedding classifier), stored as memory-mapped columns
  * beside it, and how searches and jobs use them (subsample, weighted, combined).
  */
-export { type AddDomainOptions, type AddDomainResult, addDomain } from './add.js';
+export { type AddDomainOptions, type AddDomainResult, addDomain, DOMAIN_ADD_DEFAULTS } from './add.js';
 export {
   type DomainPlan,
   type DomainRequest,
