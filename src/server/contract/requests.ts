@@ -15,6 +15,10 @@ export { lexicalFilterSchema as LexicalFilter } from '../../search/lexical.js';
 /** Most sentences of context on each side a request may ask for. */
 export const MAX_CONTEXT = 50;
 
+/** Sentences of document context on each side (a body's number, or a query string's digits). */
+const contextOf = (n: z.ZodNumber, description: string) =>
+  n.int().min(0).max(MAX_CONTEXT, `at most ${MAX_CONTEXT}`).describe(description);
+
 /** One factory call per limits object: a schema id (`Text`) may stand for one schema only. */
 const memo = <T>(make: (limits: Limits) => T) => {
   const made = new WeakMap<Limits, T>();
@@ -42,15 +46,10 @@ export const textSchema = memo((limits: Limits) =>
     }),
 );
 
-const contextCount = z
-  .number()
-  .int()
-  .min(0)
-  .max(MAX_CONTEXT, `at most ${MAX_CONTEXT}`)
-  .optional()
-  .describe(
-    'Give each candidate read from a document the sentences of that document around it (N on each side).',
-  );
+const contextCount = contextOf(
+  z.number(),
+  'Give each candidate read from a document the sentences of that document around it (N on each side).',
+).optional();
 
 export const searchRequest = memo((limits: Limits) => {
   const text = textSchema(limits);
@@ -139,24 +138,18 @@ export const streamQuery = z
 
 export const resultsQuery = streamQuery.extend({
   diff: flag('Give each pair `diff`, the word-level diff of its two texts.'),
-  context: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_CONTEXT, `at most ${MAX_CONTEXT}`)
-    .default(0)
-    .describe('Give each side read from a document the sentences around it there (N on each side).'),
+  context: contextOf(
+    z.coerce.number(),
+    'Give each side read from a document the sentences around it there (N on each side).',
+  ).default(0),
 });
 
 export const sentenceQuery = z
   .object({
-    context: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_CONTEXT, `at most ${MAX_CONTEXT}`)
-      .default(0)
-      .describe('Sentences of the same document to return on each side (0: none).'),
+    context: contextOf(
+      z.coerce.number(),
+      'Sentences of the same document to return on each side (0: none).',
+    ).default(0),
   })
   .strict();
 
