@@ -13,6 +13,7 @@ import { Encoder } from '../encode/encoder.js';
 import { env } from '../env.js';
 import { ModelRuntime } from '../models/runtime.js';
 import { CrossEncoder } from '../rerank/cross-encoder.js';
+import { DEFAULT_RERANKER } from '../service/index.js';
 import { encodeMarkdown } from './encode-report.js';
 import { defineBenchmark, type Log } from './harness.js';
 import { sentenceTransformers } from './reference.js';
@@ -155,14 +156,13 @@ async function int8Agreement(fp32: string, int8: string, texts: string[], thread
 }
 
 async function crossEncoder(models: string, src: string[], tgt: string[], threads: number) {
-  let dir = join(models, 'paramine-paraphrase-minilm');
-  let note = 'models/paramine-paraphrase-minilm';
+  let dir = join(models, DEFAULT_RERANKER);
+  let note = `models/${DEFAULT_RERANKER}`;
   try {
     await (await CrossEncoder.open(dir)).close();
   } catch {
     dir = TINY;
-    note =
-      'tiny-turku fixture (models/paramine-paraphrase-minilm not there yet): measures the path, not a real model';
+    note = `tiny-turku fixture (models/${DEFAULT_RERANKER} not there yet): measures the path, not a real model`;
   }
   const pairs = src.map((s, i) => [s, tgt[i]!] as const);
   const ce = await CrossEncoder.open(dir, { threads, batchSize: 32 });

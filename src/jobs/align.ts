@@ -58,6 +58,15 @@ export const alignOptionsSchema = z.object({
         'pairs only between documents with equal values of these keys (comma-separated: title,subforum)',
       parse: (v) => v.split(',').filter((k) => k !== ''),
     }),
+  differ: z
+    .array(z.string().min(1))
+    .default([])
+    .register(cli, {
+      flag: '--differ <keys>',
+      description:
+        'pairs only between documents whose values of these keys differ (comma-separated: two outlets, two translations, two subtitle files)',
+      parse: (v) => v.split(',').filter((k) => k !== ''),
+    }),
   dim: z.number().int().min(64).max(65536).default(4096).register(cli, {
     flag: '--dim <n>',
     description: 'tfidf: hashed dimensions of the document vectors',
@@ -161,9 +170,10 @@ async function meanVectors(docs: Doc[], vectors: VectorFile): Promise<Float32Arr
 
 const DAY_MS = 86_400_000;
 
-/** Whether two documents may pair: same values of `same`, dates within the window. */
+/** Whether two documents may pair: same values of `same`, different ones of `differ`, dates within the window. */
 function compatible(a: Doc, b: Doc, o: AlignOptions): boolean {
   for (const k of o.same) if (a.meta[k] === undefined || a.meta[k] !== b.meta[k]) return false;
+  for (const k of o.differ) if (a.meta[k] !== undefined && a.meta[k] === b.meta[k]) return false;
   if (o.windowKey !== undefined && o.days !== undefined) {
     const ta = Date.parse(String(a.meta[o.windowKey]));
     const tb = Date.parse(String(b.meta[o.windowKey]));

@@ -20,7 +20,7 @@ import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { type SentenceContext, sentenceContext } from './context.js';
 import { ReadinessProbe } from './readiness.js';
 
-export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm';
+export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-distilled';
 
 /** Where a front end plugs its metrics in. */
 export interface ServiceHooks {
