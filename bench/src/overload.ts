@@ -133,7 +133,7 @@ export const overload = defineBenchmark({
       .option('--clients <n>', 'closed-loop clients', '500')
       .option('--duration <s>', 'seconds per setting', '15')
       .option('--candidates <n>', 'candidates reranked per request', '20')
-      .option('--budgets <list>', "--wait-budget-ms values to compare ('off': by count only)", '1000,off')
+      .option('--budgets <list>', "--wait-budget-ms values to compare ('off': by count only)", '500,off')
       .option('--warmup <s>', 'seconds of light load first', '3'),
   schema,
   async run(o, log) {

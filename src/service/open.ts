@@ -58,8 +58,8 @@ export interface BatchOptions {
 
 /** The batching defaults (`paramine serve`'s flags take theirs from here). */
 export const DEFAULT_BATCH: Record<ModelName, Required<BatchOptions>> = {
-  encoder: { maxBatch: 32, maxWaitMs: 2, maxQueue: 512, waitBudgetMs: 1000, maxBatchTokens: 4096 },
-  reranker: { maxBatch: 64, maxWaitMs: 2, maxQueue: 1024, waitBudgetMs: 1000, maxBatchTokens: 8192 },
+  encoder: { maxBatch: 32, maxWaitMs: 2, maxQueue: 512, waitBudgetMs: 500, maxBatchTokens: 4096 },
+  reranker: { maxBatch: 64, maxWaitMs: 2, maxQueue: 1024, waitBudgetMs: 500, maxBatchTokens: 8192 },
 };
 
 export interface ServiceOptions {
