@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
 import { openText } from './open.js';
-import type { BadRecord, CorpusRecord } from './sentences.js';
+import { type BadRecord, type CorpusRecord, parseTextLine } from './sentences.js';
 import { splitSentences } from './split.js';
 
 export interface DocumentOptions {
@@ -117,19 +117,12 @@ async function* jsonDocs(path: string, lines: AsyncIterable<string>): AsyncGener
   for await (const l of lines) {
     line++;
     if (l.trim() === '') continue;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(l);
-    } catch (e) {
-      yield { error: `invalid JSON (${(e as Error).message})`, line };
+    const r = parseTextLine(l, jsonDoc);
+    if ('error' in r) {
+      yield { error: r.error, line };
       continue;
     }
-    const r = jsonDoc.safeParse(parsed);
-    if (!r.success) {
-      yield { error: 'expected an object with a string "text" field', line };
-      continue;
-    }
-    const { text, doc, id, lang, ...meta } = r.data;
+    const { text, doc, id, lang, ...meta } = r.value;
     yield { id: String(doc ?? id ?? `${stem(path)}:${line}`), text, lang, meta, line };
   }
 }

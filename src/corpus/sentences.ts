@@ -49,6 +49,21 @@ export interface ReadOptions {
 
 const jsonLine = z.looseObject({ text: z.string() });
 
+/** One JSON-lines record: an object with a string `text` (the schema says what else it may hold). */
+export function parseTextLine<S extends z.ZodType<{ text: string }>>(
+  line: string,
+  schema: S,
+): { value: z.output<S> } | { error: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (e) {
+    return { error: `invalid JSON (${(e as Error).message})` };
+  }
+  const r = schema.safeParse(parsed);
+  return r.success ? { value: r.data } : { error: 'expected an object with a string "text" field' };
+}
+
 export async function* readSentences(
   files: readonly string[],
   options: ReadOptions = {},
@@ -182,19 +197,12 @@ async function* lineRows(stream: Readable, format: 'txt' | 'jsonl', before = 0):
       yield { record: n, line: n, text: '' };
       continue;
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch (e) {
-      yield { record: n, line: n, error: `invalid JSON (${(e as Error).message})` };
+    const r = parseTextLine(line, jsonLine);
+    if ('error' in r) {
+      yield { record: n, line: n, error: r.error };
       continue;
     }
-    const r = jsonLine.safeParse(parsed);
-    if (!r.success) {
-      yield { record: n, line: n, error: 'expected an object with a string "text" field' };
-      continue;
-    }
-    const { text, ...meta } = r.data;
+    const { text, ...meta } = r.value;
     yield Object.keys(meta).length ? { record: n, line: n, text, meta } : { record: n, line: n, text };
   }
 }
