@@ -33,6 +33,8 @@ const experiments: Registrars = {
   'kill-loop': lazy(async () => (await import('./kill-loop.js')).killLoopBench),
   soak: lazy(async () => (await import('./soak.js')).soakBench),
   docs: lazy(async () => (await import('./docs-bench.js')).docsBench),
+  'docs-planted': lazy(async () => (await import('./docs-planted.js')).docsPlanted),
+  split: lazy(async () => (await import('./split-bench.js')).splitBench),
 };
 
 const program = new Command()

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ParamineError } from '../errors.js';
 import { exportDataset } from '../jobs/export.js';
 import { parseSplitPlan } from '../jobs/splits.js';
+import { MAX_CONTEXT } from '../store/index.js';
 import { parseInput } from '../validate.js';
 
 const flagsSchema = z
@@ -20,6 +21,8 @@ const flagsSchema = z
     excludeKey: z.string().min(1).optional(),
     label: z.string().min(1).optional(),
     seed: z.number().int(),
+    context: z.number().int().min(0).max(MAX_CONTEXT),
+    index: z.string().min(1).optional(),
   })
   .refine((f) => (f.pairs === undefined) !== (f.state === undefined), {
     message: 'give --pairs FILE or --state DIR (one of them)',
@@ -45,6 +48,13 @@ export function register(program: Command): void {
     .option('--exclude-key <key>', 'the key of --exclude-groups-of (default: --group-by)')
     .option('--label <label>', 'label of every row when the job did not rerank (e.g. paraphrase)')
     .option('--seed <n>', 'seed of the grouped shuffle', (v) => Number(v), 1)
+    .option(
+      '--context <n>',
+      "each side's N sentences before and after in its document (s1_context, s2_context; needs --index)",
+      (v) => Number(v),
+      0,
+    )
+    .option('--index <dir>', 'the index the pairs were mined from (for --context)')
     .action(async (raw: Record<string, unknown>) => {
       const o = parseInput(flagsSchema, raw, 'flags');
       const split = parseSplitPlan(o.split);
@@ -61,6 +71,8 @@ export function register(program: Command): void {
         excludeKey: o.excludeKey,
         label: o.label,
         seed: o.seed,
+        context: o.context,
+        index: o.index,
       });
       const lines = [
         `${summary.pairs} pairs exported${summary.excluded > 0 ? `, ${summary.excluded} dropped for sharing a group with the test set` : ''}`,

@@ -12,12 +12,17 @@ import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
 import { openText } from './open.js';
-import { type BadRecord, type CorpusRecord, parseTextLine } from './sentences.js';
+import { type BadRecord, type CorpusRecord, parseTextLine } from './records.js';
 import { splitSentences } from './split.js';
+
+/** Subtitles are cut into documents of this many minutes by cue start (Turku's 15-minute segments). */
+export const DEFAULT_SEGMENT_MINUTES = 15;
 
 export interface DocumentOptions {
   /** BCP 47 language of the documents without a `lang` of their own (default en). */
   lang?: string | undefined;
+  /** Minutes a subtitle document spans (default DEFAULT_SEGMENT_MINUTES; 0: the whole file). */
+  segmentMinutes?: number | undefined;
   onBadRecord?: 'fail' | 'skip';
 }
 
@@ -53,7 +58,11 @@ export async function* readDocuments(
   const { stream } = await openText(path);
   const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
   const docs =
-    kind === 'jsonl' ? jsonDocs(path, lines) : kind === 'srt' ? srtCues(path, lines) : textDocs(path, lines);
+    kind === 'jsonl'
+      ? jsonDocs(path, lines)
+      : kind === 'srt'
+        ? srtCues(path, lines, options.segmentMinutes ?? DEFAULT_SEGMENT_MINUTES)
+        : textDocs(path, lines);
   let record = 0;
   const positions = new Map<string, number>();
   for await (const d of docs) {
@@ -131,9 +140,15 @@ const TIME = /^(\d+):(\d{2}):(\d{2})[,.](\d{1,3})\s*-->\s*(\d+):(\d{2}):(\d{2})[
 const ms = (h: string, m: string, s: string, f: string) =>
   ((Number(h) * 60 + Number(m)) * 60 + Number(s)) * 1000 + Number(f.padEnd(3, '0'));
 
-/** SubRip cues (number, `start --> end`, text lines; blocks between blank lines); the file is one document. */
-async function* srtCues(path: string, lines: AsyncIterable<string>): AsyncGenerator<Read> {
-  const id = stem(path);
+/**
+ * SubRip cues (number, `start --> end`, text lines; blocks between blank lines). The file is cut by cue
+ * start into segments of `minutes` (0: one document), each a document `FILE:N` (N from 1, by time) with the
+ * metadata `subtitle` (FILE) and `segment` (N): two versions of one film pair segment by segment
+ * (`docs align --same segment --differ subtitle`), as Turku aligned alternative subtitles.
+ */
+async function* srtCues(path: string, lines: AsyncIterable<string>, minutes: number): AsyncGenerator<Read> {
+  const name = stem(path);
+  const span = minutes * 60_000;
   let block: Array<{ text: string; line: number }> = [];
   let n = 0;
   let line = 0;
@@ -165,10 +180,13 @@ async function* srtCues(path: string, lines: AsyncIterable<string>): AsyncGenera
       string,
       string,
     ];
+    const startMs = ms(h1, m1, s1, f1);
+    const segment = span > 0 ? Math.floor(startMs / span) + 1 : undefined;
     yield {
-      id,
+      id: segment === undefined ? name : `${name}:${segment}`,
       text,
-      cue: { n, startMs: ms(h1, m1, s1, f1), endMs: ms(h2, m2, s2, f2) },
+      ...(segment === undefined ? {} : { meta: { subtitle: name, segment } }),
+      cue: { n, startMs, endMs: ms(h2, m2, s2, f2) },
       line: (b[at] as { line: number }).line,
     };
   }

@@ -1,3 +1,4 @@
+export { DEFAULT_SEGMENT_MINUTES } from './documents.js';
 export {
   assertReadable,
   CORPUS_FORMATS,

@@ -11,23 +11,9 @@ import { z } from 'zod';
 import { ParamineError } from '../errors.js';
 import { readDocuments } from './documents.js';
 import { type CorpusFormat, formatOf, openText, readError } from './open.js';
+import { type BadRecord, type CorpusRecord, parseTextLine } from './records.js';
 
-export interface CorpusRecord {
-  /** Index of the file in the input list, and 1-based record number within it. */
-  fileIndex: number;
-  record: number;
-  /** file:line, for messages. */
-  where: string;
-  text: string;
-  meta?: Record<string, unknown>;
-}
-
-export interface BadRecord {
-  fileIndex: number;
-  record: number;
-  where: string;
-  error: ParamineError;
-}
+export type { BadRecord, CorpusRecord };
 
 export interface ReadOptions {
   /** Skip records up to and including this position (resume). */
@@ -45,24 +31,11 @@ export interface ReadOptions {
   documents?: boolean | undefined;
   /** The documents' language (BCP 47) where a record does not give its own `lang`; default en. */
   lang?: string | undefined;
+  /** Minutes a subtitle document spans (documents.ts; default DEFAULT_SEGMENT_MINUTES). */
+  segmentMinutes?: number | undefined;
 }
 
 const jsonLine = z.looseObject({ text: z.string() });
-
-/** One JSON-lines record: an object with a string `text` (the schema says what else it may hold). */
-export function parseTextLine<S extends z.ZodType<{ text: string }>>(
-  line: string,
-  schema: S,
-): { value: z.output<S> } | { error: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch (e) {
-    return { error: `invalid JSON (${(e as Error).message})` };
-  }
-  const r = schema.safeParse(parsed);
-  return r.success ? { value: r.data } : { error: 'expected an object with a string "text" field' };
-}
 
 export async function* readSentences(
   files: readonly string[],
@@ -118,7 +91,11 @@ async function* documentFile(
       field: 'input',
     });
   }
-  const docs = { lang: options.lang, onBadRecord: options.onBadRecord ?? 'fail' };
+  const docs = {
+    lang: options.lang,
+    segmentMinutes: options.segmentMinutes,
+    onBadRecord: options.onBadRecord ?? 'fail',
+  };
   try {
     for await (const rec of readDocuments(path, fileIndex, format, docs)) {
       if (rec.record > skipThrough) yield rec;

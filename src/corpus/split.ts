@@ -3,7 +3,8 @@
  * document's language) with ICU's own remedy for its best-known fault added back. Node's ICU segments
  * without the locale's break suppressions (`ss=standard` is ignored there), so "Dr. Smith" and "Jan. 5"
  * break after the period; a break right after a listed abbreviation is undone, as ICU's suppressions
- * would. Blank lines always end a sentence (paragraphs). Each sentence keeps its character offsets in the
+ * would; so is a break between a quoted question and the lower-case words that go on after it ("Where
+ * is it?" she asked.). Blank lines always end a sentence (paragraphs). Each sentence keeps its character offsets in the
  * document, so `text.slice(start, end)` is the sentence as written.
  */
 
@@ -138,12 +139,16 @@ function paragraphSentences(
   let end = 0;
   // A line break inside a paragraph is hard wrapping, not a sentence end (ICU breaks at every one); a
   // space in its place keeps the offsets.
-  for (const { segment, index } of segmenter.segment(text.replace(/\r?\n/g, (m) => ' '.repeat(m.length)))) {
+  const segments = [...segmenter.segment(text.replace(/\r?\n/g, (m) => ' '.repeat(m.length)))];
+  for (const [i, { segment, index }] of segments.entries()) {
     start ??= index;
     end = index + segment.length;
     const word = wordBeforePeriod(segment);
     // An initial ("J. Smith") or a listed abbreviation: the sentence goes on.
     if (word !== undefined && (abbr.has(word) || /^\p{Lu}$/u.test(word))) continue;
+    // A quoted question or exclamation followed by lower case ("Where?" she asked.): one sentence.
+    if (/[?!][\p{Pf}\p{Pe}"']*\s*$/u.test(segment) && /^\s*\p{Ll}/u.test(segments[i + 1]?.segment ?? ''))
+      continue;
     push(out, text, start, end, base);
     start = undefined;
   }

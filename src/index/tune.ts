@@ -7,9 +7,11 @@
  *   3. a sweep of nprobe, the HNSW quantizer's efSearch and the refine factor (kFactor): recall@k of each
  *      setting on all queries (batched), and single-query latency p50 / p99 on `latencyQueries` of them.
  *      The default sweep ('target') serves the target: each series of nprobe stops once its recall is past
- *      the target plus a margin (costlier points could only be chosen for recall nobody asked for), and a
- *      point below the target is timed on a fifth of the queries (it can only be an operating point for a
- *      lower recall, where a rough latency does); 'full' walks every series to saturation;
+ *      the target plus a margin (costlier points could only be chosen for recall nobody asked for), or once
+ *      it is slower than the cheapest point already past the target (the most accurate series run first, so
+ *      one is found early); a point below the target is timed on a fifth of the queries (it can only be an
+ *      operating point for a lower recall, where a rough latency does); 'full' walks every series to
+ *      saturation;
  *   4. the Pareto front (cheapest first) becomes the manifest's `operatingPoints`, and the search
  *      defaults the cheapest point that reaches `targetRecall` (the most accurate one if none does).
  *
@@ -146,6 +148,11 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
 }
 
+/** The tuning's warm-up searches at this nprobe (or the grid's largest, if smaller). */
+const WARM_NPROBE = 64;
+/** A below-target point's latency is rough (a fifth of the queries): it stops a series only this far past the cap. */
+const ROUGH_SLACK = 1.25;
+
 interface Grid {
   nprobes: number[];
   kFactors: number[];
@@ -240,16 +247,21 @@ export async function tuneIndex(
   const grid = gridFor(manifest, options);
   const total = grid.nprobes.length * grid.kFactors.length * grid.efFactors.length;
   const measured: OperatingPoint[] = [];
-  // Warm-up: first touches of the lists and of vectors.f16 are page faults, not search time.
-  await searchHeldOut(index, queries, ids, k, { nprobe: grid.nprobes[grid.nprobes.length - 1] ?? 1 });
+  // Warm-up: first touches of the lists and of vectors.f16 are page faults, not search time. At the
+  // nprobe most series stop below (a warm-up at the grid's largest cost 20 s of a 45 s tuning at 10^6).
+  const warmProbe = Math.min(grid.nprobes[grid.nprobes.length - 1] ?? 1, WARM_NPROBE);
+  await searchHeldOut(index, queries, ids, k, { nprobe: warmProbe, kFactor: Math.max(...grid.kFactors) });
   // And of the single-query path (JIT, thread pool), so the first setting timed is not the slowest.
   for (let q = 0; q < Math.min(singles, 50); q++) {
     await index.search(queries.subarray(q * index.dim, (q + 1) * index.dim), k + 1, { nprobe: 1 });
   }
   let series = 0;
   const seen = new Set<string>();
-  for (const kFactor of grid.kFactors) {
-    for (const ef of grid.efFactors) {
+  // The most accurate series first (largest kFactor and efSearch): the cheapest point past the target
+  // found so far caps every later series, since a slower point could only be chosen for more recall.
+  let cap = Number.POSITIVE_INFINITY;
+  for (const kFactor of [...grid.kFactors].sort((a, b) => b - a)) {
+    for (const ef of [...grid.efFactors].sort((a, b) => (b ?? 0) - (a ?? 0))) {
       let previous = -1;
       for (const [i, nprobe] of grid.nprobes.entries()) {
         options.signal?.throwIfAborted();
@@ -261,9 +273,11 @@ export async function tuneIndex(
         const point = await measure(index, queries, ids, exact, k, singles, params, full ? 1 : 5, target);
         measured.push(point);
         options.onProgress?.({ stage: 'sweep', done: series * grid.nprobes.length + i + 1, total });
-        // Saturated: more lists add time, not recall. Or, serving the target: past it.
+        // Saturated: more lists add time, not recall. Or, serving the target: past it (which caps later
+        // series), or slower than a point already past it (more lists only add time).
         if (point.recall >= 0.9999 || (nprobe >= 16 && point.recall - previous < 0.0005)) break;
-        if (!full && past(point)) break;
+        if (!full && past(point)) cap = Math.min(cap, point.p50Ms);
+        if (!full && (past(point) || point.p50Ms > cap * ROUGH_SLACK)) break;
         previous = point.recall;
       }
       options.onProgress?.({ stage: 'sweep', done: ++series * grid.nprobes.length, total });

@@ -125,6 +125,7 @@ async function* readChunks(
     format: options.format,
     documents: options.documents,
     lang: options.lang,
+    segmentMinutes: options.segmentMinutes,
     stats,
   });
   let unsaved = false;

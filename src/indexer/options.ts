@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { cli } from '../config.js';
-import { CORPUS_FORMATS } from '../corpus/index.js';
+import { CORPUS_FORMATS, DEFAULT_SEGMENT_MINUTES } from '../corpus/index.js';
 import { DEFAULT_TARGET_RECALL, DEFAULT_TUNE_QUERIES } from '../index/index.js';
 import { DEFAULT_ENCODER } from '../models/catalog.js';
 import { groupKeySpecSchema, parseGroupKeySpec } from '../store/index.js';
@@ -63,6 +63,13 @@ export const buildOptionsSchema = z.object({
     flag: '--lang <tag>',
     description: "the documents' language for sentence splitting (BCP 47), where a record gives none",
   }),
+  segmentMinutes: int(0, 24 * 60)
+    .default(DEFAULT_SEGMENT_MINUTES)
+    .register(cli, {
+      flag: '--segment-minutes <n>',
+      description:
+        'subtitles (.srt) are cut by cue time into documents of this many minutes, FILE:N with subtitle and segment metadata (0: one document a file)',
+    }),
   out: z
     .string()
     .min(1)

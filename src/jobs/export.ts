@@ -7,15 +7,12 @@
  * Two passes over the pairs (a job's NDJSON results or its state directory): the first collects each
  * pair's groups and time and assigns splits, the second writes; memory holds a few numbers a pair.
  */
-import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { createReadStream, mkdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { ParquetWriter, SchemaElement } from 'hyparquet-writer';
 import { z } from 'zod';
-import { publishFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
-import { groupValuesOf } from '../store/index.js';
+import { ContextReader, groupValuesOf, type SentenceContext } from '../store/index.js';
+import { type ExportContext, type ExportRow, SplitSink } from './export-sink.js';
 import { assignSplits, type PairFacts, type SplitPlan } from './splits.js';
 import { JobStore, type MinedPair, type PairSide } from './store.js';
 
@@ -34,6 +31,10 @@ export interface ExportOptions {
   /** The label of every row when the pairs have none (a job without rerank). */
   label?: string | undefined;
   seed: number;
+  /** Each side's N sentences before and after in its document, from `index` (0: none). */
+  context?: number | undefined;
+  /** The index the pairs were mined from (needed for context). */
+  index?: string | undefined;
 }
 
 export interface ExportSummary {
@@ -43,21 +44,7 @@ export interface ExportSummary {
   files: string[];
 }
 
-/** One exported row: the shared pair format plus what the job knew about the pair. */
-export interface ExportRow {
-  s1: string;
-  s2: string;
-  label: string;
-  s1_id: number | null;
-  s2_id: number | null;
-  cosine: number;
-  margin?: number;
-  probabilities?: Record<string, number>;
-  /** A sub-sentence pair: which side was cut, where, and the whole sentence. */
-  span?: { side: 'a' | 'b'; start: number; end: number; source: string };
-  groups?: Record<string, string[]>;
-  split: string;
-}
+export type { ExportContext, ExportRow };
 
 const sideSchema = z.object({
   id: z.number().int().nullable(),
@@ -176,12 +163,32 @@ async function excludedValues(file: string, key: string): Promise<Set<string>> {
   return out;
 }
 
+const docOf = (s: PairLine['a']): string | undefined => {
+  const d = s.meta?.doc;
+  return typeof d === 'string' || typeof d === 'number' ? String(d) : undefined;
+};
+
+/** Each side's document id and, with a reader, its context window. */
+function documentFields(p: PairLine, around: ((id: number) => SentenceContext | undefined) | undefined) {
+  const out: Pick<ExportRow, 's1_doc' | 's2_doc' | 's1_context' | 's2_context'> = {};
+  for (const [side, s] of [['s1', p.a] as const, ['s2', p.b] as const]) {
+    const doc = docOf(s);
+    if (doc !== undefined) out[`${side}_doc`] = doc;
+    const c = around !== undefined && s.id !== null ? around(s.id) : undefined;
+    if (c !== undefined) {
+      out[`${side}_context`] = { before: c.before.map((x) => x.text), after: c.after.map((x) => x.text) };
+    }
+  }
+  return out;
+}
+
 function toRow(
   p: PairLine,
   split: string,
   label: string,
   groupBy: string | undefined,
   groups: string[],
+  around?: (id: number) => SentenceContext | undefined,
 ): ExportRow {
   let s1 = p.a.text;
   let s2 = p.b.text;
@@ -204,8 +211,23 @@ function toRow(
     ...(p.probabilities === undefined ? {} : { probabilities: p.probabilities }),
     ...(span === undefined ? {} : { span }),
     ...(groupBy === undefined ? {} : { groups: { [groupBy]: groups } }),
+    ...documentFields(p, around),
     split,
   };
+}
+
+async function contextReader(o: ExportOptions): Promise<ContextReader | undefined> {
+  if ((o.context ?? 0) <= 0) return undefined;
+  if (o.index === undefined) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      'context comes from the index the pairs were mined from: give --index DIR',
+      {
+        field: 'index',
+      },
+    );
+  }
+  return ContextReader.open(o.index);
 }
 
 export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
@@ -253,15 +275,21 @@ export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
   });
   // Pass 2: write every kept pair to its split.
   mkdirSync(o.out, { recursive: true });
+  const reader = await contextReader(o);
+  const around = reader && ((id: number) => reader.context(id, o.context ?? 0));
   const sinks = await Promise.all(o.split.names.map((name) => SplitSink.open(o.out, name, o.formats)));
   let i = 0;
-  for await (const p of readPairs(o.source)) {
-    const f = factOf[i++] ?? -1;
-    if (f < 0) continue;
-    const split = splitOf[f] as number;
-    const sink = sinks[split] as SplitSink;
-    const groups = facts[f]?.groups ?? [];
-    await sink.add(toRow(p, sink.name, (p.label ?? o.label) as string, o.groupBy, [...groups]));
+  try {
+    for await (const p of readPairs(o.source)) {
+      const f = factOf[i++] ?? -1;
+      if (f < 0) continue;
+      const split = splitOf[f] as number;
+      const sink = sinks[split] as SplitSink;
+      const groups = facts[f]?.groups ?? [];
+      await sink.add(toRow(p, sink.name, (p.label ?? o.label) as string, o.groupBy, [...groups], around));
+    }
+  } finally {
+    await reader?.close();
   }
   const files = (await Promise.all(sinks.map((s) => s.close()))).flat();
   return {
@@ -274,119 +302,4 @@ export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
     })),
     files,
   };
-}
-
-const ROWS_PER_GROUP = 50_000;
-
-/** Parquet columns: the row's fields, nested ones as JSON text. */
-const PARQUET_SCHEMA: SchemaElement[] = [
-  { name: 'root', num_children: 14 },
-  { name: 's1', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
-  { name: 's2', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
-  { name: 'label', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
-  { name: 's1_id', type: 'INT64', repetition_type: 'OPTIONAL' },
-  { name: 's2_id', type: 'INT64', repetition_type: 'OPTIONAL' },
-  { name: 'cosine', type: 'DOUBLE', repetition_type: 'REQUIRED' },
-  { name: 'margin', type: 'DOUBLE', repetition_type: 'OPTIONAL' },
-  { name: 'probabilities', type: 'BYTE_ARRAY', converted_type: 'JSON', repetition_type: 'OPTIONAL' },
-  { name: 'span_side', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
-  { name: 'span_start', type: 'INT32', repetition_type: 'OPTIONAL' },
-  { name: 'span_end', type: 'INT32', repetition_type: 'OPTIONAL' },
-  { name: 'span_source', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' },
-  { name: 'groups', type: 'BYTE_ARRAY', converted_type: 'JSON', repetition_type: 'OPTIONAL' },
-  { name: 'split', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
-];
-
-function parquetColumns(rows: readonly ExportRow[]): Array<{ name: string; data: unknown[] }> {
-  const col = (name: string, f: (r: ExportRow) => unknown) => ({ name, data: rows.map(f) });
-  const big = (x: number | null) => (x === null ? null : BigInt(x));
-  return [
-    col('s1', (r) => r.s1),
-    col('s2', (r) => r.s2),
-    col('label', (r) => r.label),
-    col('s1_id', (r) => big(r.s1_id)),
-    col('s2_id', (r) => big(r.s2_id)),
-    col('cosine', (r) => r.cosine),
-    col('margin', (r) => r.margin ?? null),
-    col('probabilities', (r) => r.probabilities ?? null),
-    col('span_side', (r) => r.span?.side ?? null),
-    col('span_start', (r) => r.span?.start ?? null),
-    col('span_end', (r) => r.span?.end ?? null),
-    col('span_source', (r) => r.span?.source ?? null),
-    col('groups', (r) => r.groups ?? null),
-    col('split', (r) => r.split),
-  ];
-}
-
-/**
- * hyparquet-writer, loaded only when Parquet is asked for: it imports a subpath ('hyparquet/src/*.js')
- * that the test runner's TypeScript loader cannot resolve, so the CLI must not load it eagerly (plain
- * node, dist/, resolves it fine; the Parquet test runs dist/cli.js).
- */
-async function parquetFile(path: string): Promise<ParquetWriter> {
-  const { fileWriter, ParquetWriter } = await import('hyparquet-writer');
-  return new ParquetWriter({
-    writer: fileWriter(path),
-    schema: PARQUET_SCHEMA,
-    createdBy: 'paramine export',
-  });
-}
-
-/** One split's files: NAME.jsonl and NAME.parquet, written under temporary names and renamed at close. */
-class SplitSink {
-  count = 0;
-  private buffered: ExportRow[] = [];
-
-  private constructor(
-    readonly name: string,
-    private readonly files: Array<[string, string]>,
-    private readonly jsonl: ReturnType<typeof createWriteStream> | undefined,
-    private readonly parquet: ParquetWriter | undefined,
-  ) {}
-
-  static async open(
-    dir: string,
-    name: string,
-    formats: ReadonlyArray<'jsonl' | 'parquet'>,
-  ): Promise<SplitSink> {
-    const files: Array<[string, string]> = [];
-    const target = (ext: string) => {
-      const path = join(dir, `${name}.${ext}`);
-      files.push([`${path}.tmp`, path]);
-      return `${path}.tmp`;
-    };
-    const jsonl = formats.includes('jsonl') ? createWriteStream(target('jsonl')) : undefined;
-    const parquet = formats.includes('parquet') ? await parquetFile(target('parquet')) : undefined;
-    return new SplitSink(name, files, jsonl, parquet);
-  }
-
-  async add(row: ExportRow): Promise<void> {
-    this.count++;
-    if (this.jsonl && !this.jsonl.write(`${JSON.stringify(row)}\n`)) await once(this.jsonl, 'drain');
-    if (this.parquet) {
-      this.buffered.push(row);
-      if (this.buffered.length === ROWS_PER_GROUP) await this.flush();
-    }
-  }
-
-  private async flush(): Promise<void> {
-    if (!this.parquet || this.buffered.length === 0) return;
-    const columnData = parquetColumns(this.buffered) as Parameters<ParquetWriter['write']>[0]['columnData'];
-    await this.parquet.write({ columnData, rowGroupSize: ROWS_PER_GROUP });
-    this.buffered = [];
-  }
-
-  /** Finishes the files and returns their paths. */
-  async close(): Promise<string[]> {
-    if (this.jsonl) {
-      this.jsonl.end();
-      await once(this.jsonl, 'finish');
-    }
-    if (this.parquet) {
-      await this.flush();
-      await this.parquet.finish();
-    }
-    for (const [tmp, path] of this.files) await publishFile(tmp, path);
-    return this.files.map(([, path]) => path);
-  }
 }

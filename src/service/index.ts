@@ -1,6 +1,7 @@
 /** The composition root every front end (server, mine, bench, queue, tests) opens the service through. */
+
+export { type ContextSentence, type SentenceContext, sentenceContext } from '../store/index.js';
 export { Batcher, type BatcherOptions, type SubmitOptions } from './batcher.js';
-export { type ContextSentence, type SentenceContext, sentenceContext } from './context.js';
 export {
   type BatchOptions,
   DEFAULT_BATCH,

@@ -15,9 +15,16 @@ import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
 import { indexIdf } from '../search/bertscore.js';
 import { SearchCore, type Stage } from '../search/core.js';
-import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore, STORE_DIR } from '../store/index.js';
+import {
+  GROUPS_DIR,
+  GroupTables,
+  groupTableIdentity,
+  type SentenceContext,
+  SentenceStore,
+  STORE_DIR,
+  sentenceContext,
+} from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
-import { type SentenceContext, sentenceContext } from './context.js';
 import { ReadinessProbe } from './readiness.js';
 
 export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-distilled';

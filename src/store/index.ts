@@ -1,4 +1,11 @@
 export {
+  ContextReader,
+  type ContextSentence,
+  MAX_CONTEXT,
+  type SentenceContext,
+  sentenceContext,
+} from './context.js';
+export {
   GROUPS_DIR,
   type GroupKeySpec,
   type GroupOrder,

@@ -12,6 +12,7 @@ import { readDocuments } from '../../src/corpus/documents.js';
 import { type CorpusRecord, readSentences } from '../../src/corpus/index.js';
 import { splitSentences } from '../../src/corpus/split.js';
 import { buildIndex } from '../../src/indexer/build.js';
+import { exportDataset } from '../../src/jobs/export.js';
 import { buildApp } from '../../src/server/app.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { Metrics } from '../../src/server/metrics.js';
@@ -95,10 +96,42 @@ t.test('the document formats: sentences with their document, position and offset
   t.same(
     s.map((r) => [r.text, r.meta?.doc, r.meta?.pos, r.meta?.cue, r.meta?.startMs, r.meta?.endMs]),
     [
-      ['Where are you going?', 'movie', 0, 1, 1000, 3500],
-      ['Home.', 'movie', 1, 1, 1000, 3500],
-      ['42', 'movie', 2, 2, 4000, 5000],
+      ['Where are you going?', 'movie:1', 0, 1, 1000, 3500],
+      ['Home.', 'movie:1', 1, 1, 1000, 3500],
+      ['42', 'movie:1', 2, 2, 4000, 5000],
     ],
+  );
+  t.same(s[0]?.meta?.subtitle, 'movie');
+  t.same(s[0]?.meta?.segment, 1);
+  writeFileSync(
+    srt,
+    '1\n00:14:59,000 --> 00:15:01,000\nStill the first quarter hour.\n\n' +
+      '2\n00:15:02,000 --> 00:15:04,000\nThe second one.\n\n3\n01:00:00,000 --> 01:00:02,000\nThe fifth one.\n',
+  );
+  t.same(
+    ((await collect(readDocuments(srt, 0, 'srt'))) as CorpusRecord[]).map((r) => [
+      r.meta?.doc,
+      r.meta?.segment,
+      r.meta?.pos,
+    ]),
+    [
+      ['movie:1', 1, 0],
+      ['movie:2', 2, 0],
+      ['movie:5', 5, 0],
+    ],
+    '15-minute segments by cue start, each its own document',
+  );
+  t.same(
+    ((await collect(readDocuments(srt, 0, 'srt', { segmentMinutes: 0 }))) as CorpusRecord[]).map((r) => [
+      r.meta?.doc,
+      r.meta?.pos,
+    ]),
+    [
+      ['movie', 0],
+      ['movie', 1],
+      ['movie', 2],
+    ],
+    '--segment-minutes 0: the file is one document',
   );
 
   const resumed = await collect(
@@ -247,6 +280,58 @@ t.test('docs align pairs each document with its twin, inside the band', async (t
   t.ok(mined.length > 0, `${mined.length} pairs mined`);
   for (const m of mined)
     t.equal(partner.get(String(m.a.meta?.doc)), m.b.meta?.doc, `${m.a.meta?.doc} ~ ${m.b.meta?.doc}`);
+
+  // Export with each side's context and document, every document (so every document pair) on one side.
+  const minedFile = join(dir, 'twin-mined.jsonl');
+  writeFileSync(minedFile, mined.map((m) => JSON.stringify(m)).join('\n'));
+  const exported = join(dir, 'twin-export');
+  await exportDataset({
+    source: { pairs: minedFile },
+    out: exported,
+    formats: ['jsonl'],
+    split: { names: ['train', 'test'], fractions: [0.5, 0.5] },
+    groupBy: 'doc',
+    label: 'paraphrase',
+    seed: 1,
+    context: 1,
+    index: out,
+  });
+  const splitOfDoc = new Map<string, string>();
+  let rows = 0;
+  for (const split of ['train', 'test']) {
+    for (const line of readFileSync(join(exported, `${split}.jsonl`), 'utf8').split('\n')) {
+      if (line === '') continue;
+      const r = JSON.parse(line);
+      rows++;
+      t.equal(partner.get(r.s1_doc), r.s2_doc, 'both documents named');
+      for (const [doc, text, ctx] of [
+        [r.s1_doc, r.s1, r.s1_context],
+        [r.s2_doc, r.s2, r.s2_context],
+      ]) {
+        t.equal(splitOfDoc.get(doc) ?? split, split, `document ${doc} on one side of the split`);
+        splitOfDoc.set(doc, split);
+        const sentences = service.store.get(Number(doc === r.s1_doc ? r.s1_id : r.s2_id));
+        t.equal(sentences?.text, text);
+        t.ok(ctx.before.length + ctx.after.length >= 1, 'a context window');
+        t.notOk([...ctx.before, ...ctx.after].includes(text), 'the context leaves the sentence out');
+      }
+    }
+  }
+  t.equal(rows, mined.length, 'every pair exported');
+  await t.rejects(
+    exportDataset({
+      source: { pairs: minedFile },
+      out: exported,
+      formats: ['jsonl'],
+      split: { names: ['train'], fractions: [1] },
+      label: 'paraphrase',
+      seed: 1,
+      context: 1,
+    }),
+    { code: 'BAD_INPUT' },
+    'context needs the index',
+  );
+
   const missing = await manager.create({ k: 5, docPairs: { path: 'nope.jsonl' } });
   t.equal((await manager.wait(missing.id)).state, 'failed', 'a missing pairs file fails the job');
   execFileSync(
@@ -258,5 +343,61 @@ t.test('docs align pairs each document with its twin, inside the band', async (t
     readFileSync(pairsFile, 'utf8').includes('"twins:2"') &&
       readFileSync(pairsFile, 'utf8').includes('twins:1"'),
     'too similar for a band below 0.2',
+  );
+});
+
+t.test('docs align --differ pairs only documents from different sources', async (t) => {
+  const corpus = join(dir, 'sources.jsonl');
+  const docs = [
+    ['x1', 'wire', 'The storm closed the harbour for three days. Fishing boats stayed tied to the pier.'],
+    ['x2', 'wire', 'The storm shut the harbour for three days. Fishing boats stayed tied at the pier.'],
+    ['y1', 'paper', 'A storm kept the harbour shut for three days, and the boats stayed at the pier.'],
+    [
+      'y2',
+      'paper',
+      'On Friday night the orchestra premiered a symphony. The audience stood for ten minutes.',
+    ],
+  ];
+  writeFileSync(corpus, docs.map(([doc, source, text]) => JSON.stringify({ doc, source, text })).join('\n'));
+  const out = join(dir, 'sources-index');
+  await buildIndex(
+    { inputs: [corpus], out, model: 'test/fixtures/tiny-encoder', documents: true, quiet: true },
+    () => {},
+  );
+  const align = (extra: string[]) => {
+    const file = join(dir, 'sources-pairs.jsonl');
+    execFileSync(
+      process.execPath,
+      [
+        'dist/cli.js',
+        'docs',
+        'align',
+        '--index',
+        out,
+        '--out',
+        file,
+        '--partners',
+        '1',
+        '--max',
+        '1.01',
+        ...extra,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    return readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as { a: string; b: string });
+  };
+  const key = (p: { a: string; b: string }) => [p.a, p.b].sort().join('~');
+  t.ok(align([]).map(key).includes('x1~x2'), 'without --differ the near copy from the same source pairs');
+  const across = align(['--differ', 'source']);
+  t.ok(across.length > 0, 'pairs across sources remain');
+  const sourceOf = new Map(docs.map(([doc, source]) => [doc, source]));
+  for (const p of across) t.not(sourceOf.get(p.a), sourceOf.get(p.b), `${key(p)} crosses sources`);
+  t.ok(
+    across.map(key).some((k) => k === 'x1~y1' || k === 'x2~y1'),
+    'the storm story pairs across sources',
   );
 });

@@ -6,14 +6,14 @@
 import { z } from 'zod';
 import { EXPORT_FORMATS, SCHEMES } from '../../annotations/index.js';
 import { searchOptionsSchema } from '../../search/types.js';
+import { MAX_CONTEXT } from '../../store/index.js';
 import { normalize } from '../../text/index.js';
 import type { Limits } from '../context.js';
 
 export { jobSpecSchema as JobRequest } from '../../jobs/spec.js';
 export { lexicalFilterSchema as LexicalFilter } from '../../search/lexical.js';
 
-/** Most sentences of context on each side a request may ask for. */
-export const MAX_CONTEXT = 50;
+export { MAX_CONTEXT };
 
 /** Sentences of document context on each side (a body's number, or a query string's digits). */
 const contextOf = (n: z.ZodNumber, description: string) =>

@@ -24,8 +24,9 @@ function withAnnotator(body, keyed) {
 }
 
 /** The request body for one decision on one pair (what the pair looked like goes along). */
-function annotationBody(pair, scheme, decision, label) {
+function annotationBody(pair, scheme, decision, label, context) {
   const body = { s1: pair.s1, s2: pair.s2, scheme, decision };
+  if (context) body.context = context;
   if (label !== undefined) body.label = label;
   if (Number.isInteger(pair.s1_id)) body.s1_id = pair.s1_id;
   if (Number.isInteger(pair.s2_id)) body.s2_id = pair.s2_id;
@@ -42,7 +43,7 @@ function annotationBody(pair, scheme, decision, label) {
  * Annotation state of a list of pairs. `keyed`: the service has API keys (the key names the
  * annotator); `enabled`: this tab may write (no keys needed, or a key is held).
  */
-export function useAnnotations(pairs, { keyed, enabled }) {
+export function useAnnotations(pairs, { keyed, enabled }, seenContext = () => undefined) {
   const [byKey, setByKey] = useState(() => new Map());
   // The same map, current between renders: keys pressed in quick succession must see each other's saves.
   const latest = useRef(byKey);
@@ -84,7 +85,7 @@ export function useAnnotations(pairs, { keyed, enabled }) {
 
   async function save(pair, scheme, decision, label) {
     const key = pairKey(pair);
-    const body = withAnnotator(annotationBody(pair, scheme, decision, label), keyed);
+    const body = withAnnotator(annotationBody(pair, scheme, decision, label, seenContext(pair)), keyed);
     const record = await api('/v1/annotations', { method: 'POST', body });
     undoStack.current.push({ pair, before: latest.current.get(key) ?? null });
     put(key, record);
@@ -99,7 +100,7 @@ export function useAnnotations(pairs, { keyed, enabled }) {
     const current = latest.current.get(key);
     if (last.before) {
       const b = last.before;
-      const body = withAnnotator(annotationBody(last.pair, b.scheme, 'label', b.label), keyed);
+      const body = withAnnotator(annotationBody(last.pair, b.scheme, 'label', b.label, b.context), keyed);
       put(key, await api('/v1/annotations', { method: 'POST', body: { ...body, decision: b.decision } }));
     } else if (current) {
       await api(`/v1/annotations/${current.id}`, { method: 'DELETE' });

@@ -1,5 +1,6 @@
 // The annotation loop from the keyboard (Prodigy-like): a accept, x reject, space or arrows to move,
-// Backspace undo, digits for labels, < > i s to amend a Turku label, Esc to leave a text box.
+// Backspace undo, digits for labels, < > i s to amend a Turku label, c for the document context, Esc to
+// leave a text box.
 import { amendTurku } from './annotate.js';
 import { explain } from './api.js';
 import { useEffect, useRef, useState } from './ui.js';
@@ -13,6 +14,7 @@ function keyAction(key, scheme) {
   if (key === ' ' || key === 'ArrowDown' || key === 'j' || key === 'Enter') return { move: 1 };
   if (key === 'ArrowUp' || key === 'k') return { move: -1 };
   if (key === 'Backspace') return { undo: true };
+  if (key === 'c') return { context: true };
   if (scheme === 'binary' && (key === '1' || key === '0'))
     return { decision: 'label', label: key === '1' ? 'paraphrase' : 'not_paraphrase' };
   if (scheme === 'turku' && /^[1-4]$/.test(key)) return { decision: 'label', label: key };
@@ -25,7 +27,7 @@ function keyAction(key, scheme) {
  * and reports through setStatus. Keys are handled one after another against the latest focus and
  * labels, not those of the last render: a fast typist's ↑ then 0 must label the pair ↑ moved to.
  */
-export function useKeyLoop({ pairs, scheme, annotations, setStatus }) {
+export function useKeyLoop({ pairs, scheme, annotations, contexts, setStatus }) {
   const [focus, setFocusState] = useState(0);
   const focusRef = useRef(0);
   const queue = useRef(Promise.resolve());
@@ -35,9 +37,9 @@ export function useKeyLoop({ pairs, scheme, annotations, setStatus }) {
   };
   useEffect(() => setFocus(0), [pairs]);
 
-  async function act(pair, decision, label) {
+  async function act(pair, decision, label, inScheme = scheme) {
     try {
-      const r = await annotations.save(pair, scheme, decision, label);
+      const r = await annotations.save(pair, inScheme, decision, label);
       setStatus(`Saved “${r.label}” for pair ${pairs.indexOf(pair) + 1}.`);
       return r;
     } catch (e) {
@@ -54,10 +56,15 @@ export function useKeyLoop({ pairs, scheme, annotations, setStatus }) {
     } else if (back === null) setStatus('Nothing to undo.');
   }
 
+  async function toggleContext(pair) {
+    setStatus(await contexts.toggle(pair).catch((e) => explain(e)));
+  }
+
   async function perform(action) {
     const pair = pairs[focusRef.current];
     if (action.move) setFocus(focusRef.current + action.move);
     else if (action.undo) await undo();
+    else if (action.context) await toggleContext(pair);
     else if (action.amend) {
       const label = amendTurku(annotations.get(pair)?.label, action.amend);
       if (label === undefined) setStatus('Type a label 1-4 first, then < > i s to amend it.');
@@ -82,5 +89,5 @@ export function useKeyLoop({ pairs, scheme, annotations, setStatus }) {
     return () => window.removeEventListener('keydown', onKey);
   });
 
-  return { focus, setFocus, act };
+  return { focus, setFocus, act, toggleContext };
 }

@@ -5,6 +5,7 @@
 // Columns are a registry: a feature adds one with addPairColumn (e.g. the two sides' domain score),
 // and highlights in the texts with addPairMarks (diffview.js).
 import { pairKey, schemeChoice, useAnnotations } from './annotate.js';
+import { ContextView, usePairContexts } from './context.js';
 import { PairText } from './diffview.js';
 import { useKeyLoop } from './loop.js';
 import { html, num, useEffect, useRef, useState } from './ui.js';
@@ -33,7 +34,12 @@ function Meta({ meta }) {
 /** {id, title, render(pair, row)}; `row` has index, annotation, scheme and actions. */
 export const PAIR_COLUMNS = [
   { id: 'rank', title: '#', className: 'c-rank', render: (_p, row) => row.index + 1 },
-  { id: 'pair', title: 'Pair (A → B)', className: 'c-pair', render: (p) => html`<${PairText} pair=${p} />` },
+  {
+    id: 'pair',
+    title: 'Pair (A → B)',
+    className: 'c-pair',
+    render: (p, row) => html`<${PairText} pair=${p} /><${ContextView} context=${row.context} />`,
+  },
   {
     id: 'label',
     title: 'Model label',
@@ -95,6 +101,14 @@ function AnnotationCell({ pair, row }) {
     <div class="annot-buttons">
       <button type="button" class="accept" title="accept (a)" onClick=${() => row.act(pair, 'accept')}>✓</button>
       <button type="button" class="reject" title="reject (x)" onClick=${() => row.act(pair, 'reject')}>✗</button>
+      <button type="button" class="context" title="show the document context (c)" aria-pressed=${Boolean(row.context)}
+        onClick=${() => row.toggleContext(pair)}>¶</button>
+      ${
+        row.context
+          ? html`<button type="button" class="in-context" title="a paraphrase in this context only: Turku's 3, saved with the context shown"
+        onClick=${() => row.act(pair, 'label', '3', 'turku')}>in context</button>`
+          : null
+      }
       <form onSubmit=${submit} class="relabel">
         <input aria-label="label" size="6" placeholder=${row.scheme === 'turku' ? '4<i' : 'label'}
           value=${draft} onInput=${(e) => setDraft(e.currentTarget.value)} list=${`labels-${row.scheme}`} />
@@ -111,8 +125,15 @@ export function PairTable({ pairs, config, auth, groupBy, caption }) {
   const schemes = config.annotation.schemes;
   const [scheme, setScheme] = useState(() => schemeChoice.get(config.annotation.default));
   const [status, setStatus] = useState('');
-  const annotations = useAnnotations(pairs, auth);
-  const { focus, setFocus, act } = useKeyLoop({ pairs, scheme, annotations, setStatus });
+  const contexts = usePairContexts();
+  const annotations = useAnnotations(pairs, auth, contexts.seen);
+  const { focus, setFocus, act, toggleContext } = useKeyLoop({
+    pairs,
+    scheme,
+    annotations,
+    contexts,
+    setStatus,
+  });
   const table = useRef(null);
   useEffect(() => {
     table.current?.querySelector(`tr[data-row="${focus}"]`)?.scrollIntoView({ block: 'nearest' });
@@ -130,7 +151,15 @@ export function PairTable({ pairs, config, auth, groupBy, caption }) {
       group = g;
       rows.push(html`<tr class="group"><th colspan=${PAIR_COLUMNS.length}>${g}</th></tr>`);
     }
-    const row = { index, annotation: annotations.byKey.get(pairKey(p)), scheme, act };
+    const key = pairKey(p);
+    const row = {
+      index,
+      annotation: annotations.byKey.get(key),
+      scheme,
+      act,
+      toggleContext,
+      context: contexts.shown.get(key),
+    };
     rows.push(html`<tr data-row=${index} class=${index === focus ? 'focused' : ''}
         aria-selected=${index === focus} onClick=${() => setFocus(index)}>
       ${PAIR_COLUMNS.map((c) => html`<td class=${c.className}>${c.render(p, row)}</td>`)}
@@ -156,7 +185,7 @@ function Toolbar({ caption, schemes, scheme, onScheme, enabled }) {
     </select></label>
     <span class="keys">
       <kbd>a</kbd> accept (${schemes[scheme].accept}) · <kbd>x</kbd> reject (${schemes[scheme].reject}) ·
-      <kbd>esc</kbd> leave a text box · <kbd>space</kbd>/<kbd>↓</kbd> next · <kbd>↑</kbd> previous · <kbd>⌫</kbd> undo ·
+      <kbd>c</kbd> context · <kbd>esc</kbd> leave a text box · <kbd>space</kbd>/<kbd>↓</kbd> next · <kbd>↑</kbd> previous · <kbd>⌫</kbd> undo ·
       ${scheme === 'turku' ? html`<kbd>1</kbd>–<kbd>4</kbd> label, <kbd>${'<'}</kbd> <kbd>${'>'}</kbd> <kbd>i</kbd> <kbd>s</kbd> amend` : html`<kbd>1</kbd>/<kbd>0</kbd> paraphrase / not`}
     </span>
     ${enabled ? null : html`<span class="warn">Enter an API key above to annotate.</span>`}

@@ -2,8 +2,14 @@
  * A sentence's context: the sentences before and after it in its document (documents read with
  * `paramine index --documents`, or subtitles), from the index's `doc` group table, in document order.
  */
+import { join } from 'node:path';
 import { ParamineError } from '../errors.js';
-import type { GroupTables, SentenceRecord, SentenceStore } from '../store/index.js';
+import { readManifest } from '../index/index.js';
+import { GROUPS_DIR, GroupTables, groupTableIdentity } from './groups.js';
+import { type SentenceRecord, SentenceStore, STORE_DIR } from './store.js';
+
+/** Most sentences of context on each side a request or an export may ask for. */
+export const MAX_CONTEXT = 50;
 
 export interface ContextSentence extends SentenceRecord {
   id: number;
@@ -50,4 +56,30 @@ export function sentenceContext(
     before: members.slice(Math.max(0, at - n), Math.max(0, at)),
     after: at < 0 ? [] : members.slice(at + 1, at + 1 + n),
   };
+}
+
+/** The sentences and document table of an index directory, opened read-only for context lookups. */
+export class ContextReader {
+  private constructor(
+    private readonly store: SentenceStore,
+    private readonly groups: GroupTables | undefined,
+  ) {}
+
+  static async open(indexDir: string): Promise<ContextReader> {
+    const manifest = await readManifest(indexDir);
+    const store = SentenceStore.open(join(indexDir, STORE_DIR), { readOnly: true });
+    return new ContextReader(
+      store,
+      GroupTables.open(join(indexDir, GROUPS_DIR), groupTableIdentity(manifest)),
+    );
+  }
+
+  context(id: number, n: number, field = 'context'): SentenceContext | undefined {
+    return sentenceContext(this.store, this.groups, id, n, field);
+  }
+
+  async close(): Promise<void> {
+    await this.groups?.close();
+    await this.store.close();
+  }
 }
