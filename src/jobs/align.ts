@@ -241,12 +241,7 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
 
 /** Each document's partners from a pairs file (`docs align` output: JSON lines with `a` and `b`), both ways. */
 export function readDocPairs(path: string): Map<string, string[]> {
-  const partners = new Map<string, string[]>();
-  const add = (x: string, y: string) => {
-    const list = partners.get(x);
-    if (list === undefined) partners.set(x, [y]);
-    else if (!list.includes(y)) list.push(y);
-  };
+  const pairs: Array<{ a: string; b: string }> = [];
   readFileSync(path, 'utf8')
     .split('\n')
     .forEach((line, i) => {
@@ -261,11 +256,24 @@ export function readDocPairs(path: string): Map<string, string[]> {
           },
         );
       }
-      const [a, b] = [String(r.data.a), String(r.data.b)];
-      if (a === b) return;
-      add(a, b);
-      add(b, a);
+      pairs.push({ a: String(r.data.a), b: String(r.data.b) });
     });
+  return partnersOf(pairs);
+}
+
+/** Each document's partners, both ways, from document pairs (a file's, or `alignDocuments`'). */
+export function partnersOf(pairs: Iterable<{ a: string; b: string }>): Map<string, string[]> {
+  const partners = new Map<string, string[]>();
+  const add = (x: string, y: string) => {
+    const list = partners.get(x);
+    if (list === undefined) partners.set(x, [y]);
+    else if (!list.includes(y)) list.push(y);
+  };
+  for (const { a, b } of pairs) {
+    if (a === b) continue;
+    add(a, b);
+    add(b, a);
+  }
   return partners;
 }
 

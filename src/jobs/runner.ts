@@ -15,7 +15,7 @@ import { evaluateFilter } from '../search/lexical.js';
 import type { Candidate, CandidateDomain, SearchOptions } from '../search/types.js';
 import type { GroupTables, SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
-import { readDocPairs } from './align.js';
+import { alignDocuments, partnersOf, readDocPairs } from './align.js';
 import { pairKey, UnionFind } from './cluster.js';
 import { openJobSource } from './grouped-source.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
@@ -92,7 +92,7 @@ export async function runJob(
     margins: spec.margin
       ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, annOptionsOf(spec), ctx.index.ntotal)
       : undefined,
-    scoped: scopedSearch(ctx, spec),
+    scoped: await scopedSearch(ctx, spec),
     span: undefined,
   };
   try {
@@ -107,12 +107,16 @@ export async function runJob(
   }
 }
 
-/** The scope's searcher when the job has a withinGroup or window scope. */
-function scopedSearch(ctx: JobContext, spec: JobSpec): ScopedSearch | undefined {
-  const docPairs = spec.docPairs && {
-    key: spec.docPairs.docKey,
-    partners: readDocPairs(resolveDataPath(spec.docPairs.path, ctx.dataDir, 'docPairs.path')),
-  };
+/** Each document's partners: from the pairs file, or aligned now (the job's first stage). */
+async function docPartners(ctx: JobContext, d: NonNullable<JobSpec['docPairs']>): Promise<Map<string, string[]>> {
+  if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
+  const parts = { store: ctx.store, groups: ctx.groups, vectors: ctx.vectors };
+  return partnersOf(await alignDocuments(parts, { ...d.align, docKey: d.docKey }));
+}
+
+/** The scope's searcher when the job has a withinGroup, window or document-pairs scope. */
+async function scopedSearch(ctx: JobContext, spec: JobSpec): Promise<ScopedSearch | undefined> {
+  const docPairs = spec.docPairs && { key: spec.docPairs.docKey, partners: await docPartners(ctx, spec.docPairs) };
   const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX, docPairs };
   if (!hasScope(scope)) return undefined;
   return new ScopedSearch(scope, {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { domainRequestSchema } from '../domain/index.js';
 import { PARASCI_BERTSCORE_MIN, PARASCI_DEFINITIONS_BERTSCORE_MIN } from '../search/bertscore.js';
 import { type LexicalFilter, lexicalFilterSchema } from '../search/lexical.js';
+import { alignOptionsSchema } from './align.js';
 
 export const MAX_JOB_K = 100;
 export const MAX_INLINE_SENTENCES = 10_000;
@@ -204,16 +205,31 @@ export const jobSpecSchema = z
     excludeSameGroup: groupKey.optional().describe('The older one-key form of `excludeSame` (an alias).'),
     docPairs: z
       .object({
-        path: z.string().min(1),
+        path: z.string().min(1).optional(),
+        align: alignOptionsSchema
+          .omit({ docKey: true })
+          .partial()
+          .strict()
+          .optional()
+          .describe(
+            lines(
+              'Align the documents first, as `paramine docs align` does with these options (method tfidf|mean,',
+              'min, max, partners, same, differ, windowKey, days, dim), then mine within the pairs found.',
+            ),
+          ),
         docKey: groupKey.default('doc'),
       })
       .strict()
+      .refine((d) => (d.path === undefined) !== (d.align === undefined), {
+        message: 'give the pairs file (path) or the alignment to run (align), one of them',
+      })
       .optional()
       .describe(
         lines(
-          'Mine within document pairs (`paramine docs align`): each sentence looks for candidates only in its',
-          "document's partner documents. `path`: the pairs file (JSON lines with `a` and `b`, the documents' ids),",
-          "relative to the service's `--data-dir`; `docKey`: the group key of the documents (default doc).",
+          'Mine within document pairs: each sentence looks for candidates only in its document\'s partner',
+          'documents. `path`: a pairs file (`paramine docs align` output: JSON lines with `a` and `b`, the',
+          "documents' ids) relative to the service's `--data-dir`; or `align`: the job aligns the documents",
+          'itself as its first stage; `docKey`: the group key of the documents (default doc).',
         ),
       ),
     domain: domainRequestSchema.optional(),

@@ -280,6 +280,20 @@ t.test('docs align pairs each document with its twin, inside the band', async (t
   t.ok(mined.length > 0, `${mined.length} pairs mined`);
   for (const m of mined)
     t.equal(partner.get(String(m.a.meta?.doc)), m.b.meta?.doc, `${m.a.meta?.doc} ~ ${m.b.meta?.doc}`);
+  // The same alignment as the job's own first stage gives the same pairs.
+  const staged = await manager.create({ k: 5, minCosine: -1, docPairs: { align: { partners: 1 } } });
+  t.equal((await manager.wait(staged.id)).state, 'done');
+  const key = (m: (typeof mined)[number]) => `${m.a.id}~${m.b.id}`;
+  t.same(
+    [...store.pairs(staged.id, 0, 1000)].map((r) => key(r.pair)).sort(),
+    mined.map(key).sort(),
+    'aligning inside the job = mining within the aligned file',
+  );
+  await t.rejects(
+    manager.create({ k: 5, docPairs: { path: 'doc-pairs.jsonl', align: {} } }),
+    { code: 'BAD_INPUT' },
+    'a file or an alignment, not both',
+  );
 
   // Export with each side's context and document, every document (so every document pair) on one side.
   const minedFile = join(dir, 'twin-mined.jsonl');
