@@ -23,6 +23,8 @@ const registrars: Registrars = {
   index: queue,
   worker: queue,
   tune: () => import('./cli/tune-command.js'),
+  add: () => import('./cli/writes-command.js'),
+  delete: () => import('./cli/writes-command.js'),
   // `serve --queue` runs POST /v1/jobs on the queue's workers.
   serve: async () => {
     const [s, q] = await Promise.all([

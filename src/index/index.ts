@@ -44,6 +44,7 @@ export {
   writeIndexFile,
 } from './fill.js';
 export { fromHalf, toHalf } from './half.js';
+export { LiveIndex, MAX_OVERFETCH } from './live.js';
 export {
   MANIFEST_FILE,
   type Manifest,

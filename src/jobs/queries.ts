@@ -23,6 +23,8 @@ export interface QueryBatch {
   ids: Array<number | null>;
   metas: Array<Meta | undefined>;
   vectors: Float32Array;
+  /** Rows of sentences deleted since the build: they keep their place (progress counts them) but mine nothing. */
+  deleted?: ReadonlySet<number>;
 }
 
 export interface QuerySource {
@@ -52,12 +54,23 @@ export async function vectorsForIds(
 /** A batch of index sentences: texts and metadata from the store, vectors as vectorsForIds gives them. */
 export async function indexBatch(parts: SourceParts, ids: number[]): Promise<QueryBatch> {
   const records = await parts.store.getMany(ids);
+  const deleted = new Set<number>();
   const texts = records.map((r, i) => {
-    if (r === undefined) throw new ParamineError('BAD_FILE', `sentence ${ids[i]} is missing from the store`);
-    return r.text;
+    if (r !== undefined) return r.text;
+    if (!parts.store.isDeleted(ids[i] as number)) {
+      throw new ParamineError('BAD_FILE', `sentence ${ids[i]} is missing from the store`);
+    }
+    deleted.add(i);
+    return '';
   });
   const vectors = await vectorsForIds(parts, ids, texts);
-  return { texts, ids, metas: records.map((r) => r?.meta), vectors };
+  return {
+    texts,
+    ids,
+    metas: records.map((r) => r?.meta),
+    vectors,
+    ...(deleted.size > 0 ? { deleted } : {}),
+  };
 }
 
 export async function openQuerySource(scope: JobScope, parts: SourceParts): Promise<QuerySource> {

@@ -108,7 +108,10 @@ export async function runJob(
 }
 
 /** Each document's partners: from the pairs file, or aligned now (the job's first stage). */
-async function docPartners(ctx: JobContext, d: NonNullable<JobSpec['docPairs']>): Promise<Map<string, string[]>> {
+async function docPartners(
+  ctx: JobContext,
+  d: NonNullable<JobSpec['docPairs']>,
+): Promise<Map<string, string[]>> {
   if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
   const parts = { store: ctx.store, groups: ctx.groups, vectors: ctx.vectors };
   return partnersOf(await alignDocuments(parts, { ...d.align, docKey: d.docKey }));
@@ -116,7 +119,10 @@ async function docPartners(ctx: JobContext, d: NonNullable<JobSpec['docPairs']>)
 
 /** The scope's searcher when the job has a withinGroup, window or document-pairs scope. */
 async function scopedSearch(ctx: JobContext, spec: JobSpec): Promise<ScopedSearch | undefined> {
-  const docPairs = spec.docPairs && { key: spec.docPairs.docKey, partners: await docPartners(ctx, spec.docPairs) };
+  const docPairs = spec.docPairs && {
+    key: spec.docPairs.docKey,
+    partners: await docPartners(ctx, spec.docPairs),
+  };
   const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX, docPairs };
   if (!hasScope(scope)) return undefined;
   return new ScopedSearch(scope, {
@@ -198,7 +204,7 @@ async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Pro
     ...(hits === undefined ? {} : { hits }),
     keep: (q, c) => {
       const qId = batch.ids[q] ?? null;
-      if (qId === c.id) return false;
+      if (qId === c.id || batch.deleted?.has(q)) return false;
       if (!scoped && excludedBySameKey(scope.excludeSame, batch.metas[q], c.meta)) return false;
       const key = keyOf(qId, batch.texts[q] as string, c.id);
       return !accepted.has(key) && !run.jobs.hasPair(job.id, key);

@@ -226,7 +226,7 @@ export const jobSpecSchema = z
       .optional()
       .describe(
         lines(
-          'Mine within document pairs: each sentence looks for candidates only in its document\'s partner',
+          "Mine within document pairs: each sentence looks for candidates only in its document's partner",
           'documents. `path`: a pairs file (`paramine docs align` output: JSON lines with `a` and `b`, the',
           "documents' ids) relative to the service's `--data-dir`; or `align`: the job aligns the documents",
           'itself as its first stage; `docKey`: the group key of the documents (default doc).',

@@ -11,6 +11,7 @@ import { healthRoutes, infoRoutes } from './routes/info.js';
 import { jobRoutes } from './routes/jobs.js';
 import { pageRoutes } from './routes/page.js';
 import { searchRoutes } from './routes/search.js';
+import { writeRoutes } from './routes/writes.js';
 
 export interface ServedRoute {
   method: string;
@@ -63,6 +64,7 @@ export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInst
     healthRoutes,
     ctx.metrics.routes,
     infoRoutes,
+    writeRoutes,
     searchRoutes,
     ...(ctx.jobs ? [jobRoutes] : []),
     pageRoutes,

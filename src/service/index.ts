@@ -14,3 +14,4 @@ export {
   type ServiceHooks,
   type ServiceOptions,
 } from './open.js';
+export { type AddItem, type AddOutcome, SentenceWrites, type WriteStats } from './writes.js';

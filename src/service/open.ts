@@ -9,7 +9,7 @@ import { basename, join, resolve } from 'node:path';
 import { AnnotationStore } from '../annotations/index.js';
 import { Domains, indexIdentity } from '../domain/index.js';
 import { type Embedder, Encoder, type IdfWeights } from '../encode/index.js';
-import { readManifest, ShardedIndex, VectorFile, type VerifyMode } from '../index/index.js';
+import { LiveIndex, readManifest, ShardedIndex, VectorFile, type VerifyMode } from '../index/index.js';
 import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
@@ -26,6 +26,7 @@ import {
 } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { ReadinessProbe } from './readiness.js';
+import { SentenceWrites } from './writes.js';
 
 export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-distilled';
 
@@ -120,6 +121,8 @@ export interface Service {
   indexInfo(): { dir: string; manifest: ShardedIndex['manifest'] };
   /** The `n` sentences on each side of `id` in its document; undefined when it has no document. */
   context(id: number, n: number): SentenceContext | undefined;
+  /** Adds and deletes while serving (POST /v1/sentences, DELETE /v1/sentences/{id}). */
+  writes: SentenceWrites;
   /** What mining jobs run against. */
   jobContext(dataDir?: string): JobContext;
   /** A job manager over this service with its store in `dir`; closed with the service. */
@@ -181,11 +184,12 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
   const identity = indexIdentity(manifest);
   const domains = new Domains(o.index, identity);
+  const { live, writes } = await openWrites(o.index, index, store, embedder.port(true), closers);
   let idf: Promise<IdfWeights> | undefined;
   const core = (unbounded: boolean) =>
     new SearchCore({
       encoder: embedder.port(unbounded),
-      index,
+      index: live,
       store,
       reranker: scorer?.port(unbounded),
       domains,
@@ -231,6 +235,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     domains,
     indexInfo: () => ({ dir: o.index, manifest: index.manifest }),
     context: (id: number, n: number) => sentenceContext(store, groups, id, n),
+    writes,
     jobContext,
     openJobs({ dir, dataDir, ...managerOptions }) {
       const jobStore = JobStore.open(dir);
@@ -249,6 +254,22 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     readiness: () => probe.check(),
     close: () => closeService(jobManagers, annotationStores, closers),
   };
+}
+
+/** Writes while serving: a growing exact segment and tombstones over the built shards (writes.ts). */
+async function openWrites(
+  dir: string,
+  index: ShardedIndex,
+  store: SentenceStore,
+  embed: Embedder,
+  closers: Closers,
+) {
+  const tombstones = new Set<number>();
+  const live = new LiveIndex(index, tombstones);
+  closers.add(() => live.close());
+  const writes = await SentenceWrites.open(dir, { store, live, embed, tombstones });
+  closers.add(() => writes.close());
+  return { live, writes };
 }
 
 async function closeService(jobManagers: Jobs[], annotationStores: AnnotationStore[], closers: Closers) {

@@ -28,5 +28,7 @@ export {
   SentenceStore,
   STORE_DIR,
   type StoreOptions,
+  type StoreOverlay,
 } from './store.js';
+export { type AddedSentence, IndexUpdates, type NewAdd, UPDATES_DIR } from './updates.js';
 export { inTxn, lmdbWrite } from './write-errors.js';

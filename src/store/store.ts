@@ -42,8 +42,14 @@ export function keyHash(key: string): Buffer {
   return createHash('sha256').update(key).digest().subarray(0, 16);
 }
 
+/** Sentences written after the build (updates.ts): a record, null for a deleted id, undefined if unknown. */
+export interface StoreOverlay {
+  lookup(id: number): SentenceRecord | null | undefined;
+}
+
 export class SentenceStore {
   private readonly root: RootDatabase;
+  private overlay: StoreOverlay | undefined;
   private readonly sentences: Database<StoredSentence, number>;
   private readonly dedup: Database<number, Buffer>;
   private readonly state: Database<unknown, string>;
@@ -86,15 +92,32 @@ export class SentenceStore {
     return (this.sentences.getStats() as { entryCount: number }).entryCount;
   }
 
+  /** Reads go through `overlay` first: added sentences are found, deleted ones are not. */
+  setOverlay(overlay: StoreOverlay | undefined): void {
+    this.overlay = overlay;
+  }
+
+  /** Whether `id` was deleted after the build (its record reads as undefined). */
+  isDeleted(id: number): boolean {
+    return this.overlay?.lookup(id) === null;
+  }
+
   get(id: number): SentenceRecord | undefined {
     this.assertOpen();
+    const o = this.overlay?.lookup(id);
+    if (o !== undefined) return o ?? undefined;
     return toRecord(this.sentences.get(id));
   }
 
   async getMany(ids: readonly number[]): Promise<Array<SentenceRecord | undefined>> {
     this.assertOpen();
-    const rows = await this.sentences.getMany(ids as number[]);
-    return rows.map(toRecord);
+    const rows = (await this.sentences.getMany(ids as number[])).map(toRecord);
+    const o = this.overlay;
+    if (o === undefined) return rows;
+    return rows.map((r, i) => {
+      const x = o.lookup(ids[i] as number);
+      return x === undefined ? r : (x ?? undefined);
+    });
   }
 
   /** Id of the sentence with this dedup key, if one was stored. */

@@ -162,6 +162,33 @@ export const sentenceIdParams = z.object({
     .meta({ description: 'Sentence id (the same in the index and the store; dense from 0).', example: 5 }),
 });
 
+/** Most sentences one write may add. */
+export const MAX_ADD = 1000;
+
+export const addSentencesRequest = z
+  .object({
+    sentences: z
+      .array(
+        z
+          .object({
+            text: z.string().min(1, 'must not be empty').max(10_000, 'at most 10000 characters'),
+            meta: z.record(z.string(), z.unknown()).optional().describe('Metadata kept with the sentence.'),
+            id: z
+              .string()
+              .min(1)
+              .max(200)
+              .optional()
+              .describe(
+                'Your id for the sentence: a write retried with the same id adds nothing twice (the answer names the sentence added the first time).',
+              ),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(MAX_ADD, `at most ${MAX_ADD} sentences a write`),
+  })
+  .strict();
+
 // --- annotations ----------------------------------------------------------------------------------------
 
 const MAX_ANNOTATED_TEXT = 4000;

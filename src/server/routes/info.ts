@@ -18,7 +18,12 @@ export const infoRoutes: RoutePlugin = async (app, { ctx, auth }) => {
 
   app.get('/v1/index', async () => {
     const info = service.indexInfo();
-    return { ...info, sentences: service.store.count, operatingPoints: info.manifest.operatingPoints ?? [] };
+    return {
+      ...info,
+      sentences: service.store.count,
+      updates: service.writes.stats,
+      operatingPoints: info.manifest.operatingPoints ?? [],
+    };
   });
 
   // What the web page's domain filter offers: every domain with its σ distribution and fit, if any.

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { errors } from '../components.js';
 import { md } from '../md.js';
-import { sentenceIdParams, sentenceQuery } from '../requests.js';
-import { IndexInfo, Sentence } from '../schemas/info.js';
+import { addSentencesRequest, sentenceIdParams, sentenceQuery } from '../requests.js';
+import { AddedSentences, DeletedSentence, IndexInfo, Sentence } from '../schemas/info.js';
 import { DomainList } from '../schemas/jobs.js';
 
 const openApiShape = z
@@ -40,6 +40,46 @@ export const infoPaths: ZodOpenApiPathsObject = {
           },
         },
         ...errors('400', '401', '404', '500'),
+      },
+    },
+    delete: {
+      operationId: 'deleteSentence',
+      tags: ['info'],
+      summary: 'Deletes a sentence: gone from every search from the answer on (a tombstone, durable).',
+      security: [{}, { bearerAuth: [] }],
+      requestParams: { path: sentenceIdParams },
+      responses: {
+        '200': {
+          description: 'Deleted (or deleted before).',
+          content: { 'application/json': { schema: DeletedSentence, example: { id: 5, deleted: true } } },
+        },
+        ...errors('400', '401', '404', '500'),
+      },
+    },
+  },
+  '/v1/sentences': {
+    post: {
+      operationId: 'addSentences',
+      tags: ['info'],
+      summary: 'Adds sentences to the serving index: searchable, and on disk, when the answer comes.',
+      description: md(
+        'Texts are normalized and de-duplicated as the build does; new ones are embedded, written in one',
+        'durable transaction, and put into an exact segment beside the built shards, so they are found by the',
+        'next search. Needs an API key when the service has keys.',
+      ),
+      security: [{}, { bearerAuth: [] }],
+      requestBody: { required: true, content: { 'application/json': { schema: addSentencesRequest } } },
+      responses: {
+        '200': {
+          description: 'What became of each sentence, in order.',
+          content: {
+            'application/json': {
+              schema: AddedSentences,
+              example: { sentences: [{ id: 1446, status: 'added', clientId: 'feed-1' }], seq: 3 },
+            },
+          },
+        },
+        ...errors('400', '401', '413', '500', '503'),
       },
     },
   },

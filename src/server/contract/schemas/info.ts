@@ -110,7 +110,17 @@ export const IndexInfo = z
   .strictObject({
     dir: z.string().describe('The index directory as given to `paramine serve --index`.'),
     manifest: Manifest,
-    sentences: z.int().min(0).describe('Sentences in the store.'),
+    sentences: z.int().min(0).describe('Sentences in the store as built.'),
+    updates: z
+      .strictObject({
+        added: z
+          .int()
+          .min(0)
+          .describe('Sentences added since the build (POST /v1/sentences), deleted ones included.'),
+        deleted: z.int().min(0).describe('Sentences deleted since the build (tombstones until compaction).'),
+        seq: z.int().min(0).describe("The next write's sequence number."),
+      })
+      .describe('Writes made while serving.'),
     operatingPoints: z
       .array(OperatingPoint)
       .describe(
@@ -174,3 +184,24 @@ export const ClientConfig = z
     }),
   })
   .meta({ id: 'ClientConfig' });
+
+export const AddedSentences = z
+  .strictObject({
+    sentences: z.array(
+      z.strictObject({
+        id: z.int().min(0).describe("The sentence's id (for a duplicate: the sentence already there)."),
+        status: z
+          .enum(['added', 'duplicate', 'retried'])
+          .describe(
+            'added: new and searchable now; duplicate: the same text (after normalization) is in the index; retried: this client id was added before.',
+          ),
+        clientId: z.string().optional(),
+      }),
+    ),
+    seq: z.int().min(0).describe("The write's sequence number (`mine --since` takes one)."),
+  })
+  .meta({ id: 'AddedSentences' });
+
+export const DeletedSentence = z
+  .strictObject({ id: z.int().min(0), deleted: z.boolean().describe('false: it was deleted before.') })
+  .meta({ id: 'DeletedSentence' });

@@ -1,0 +1,154 @@
+/**
+ * Adds and deletes on a serving index (issue #30): texts are normalized and de-duplicated as the build
+ * does (against the built sentences and the added ones), embedded, written durably (store/updates.ts:
+ * one LMDB transaction per write, on disk before the answer), then put into the live index's growing
+ * segment, so a sentence is searchable the moment its write is acknowledged. A client id makes a
+ * retried write add nothing twice. After a restart the segment is loaded back from the updates.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Embedder } from '../encode/index.js';
+import { ParamineError } from '../errors.js';
+import type { LiveIndex } from '../index/index.js';
+import { IndexUpdates, type Meta, type NewAdd, type SentenceStore, UPDATES_DIR } from '../store/index.js';
+import { dedupKey, normalize } from '../text/index.js';
+
+export interface AddItem {
+  text: string;
+  meta?: Meta | undefined;
+  /** The client's id for this sentence (idempotent retries). */
+  clientId?: string | undefined;
+}
+
+export interface AddOutcome {
+  id: number;
+  /** added: new; duplicate: the same text is already in the index (id is that sentence); retried: this client id was added before. */
+  status: 'added' | 'duplicate' | 'retried';
+  clientId?: string;
+}
+
+export interface WriteStats {
+  /** Sentences added since the build (deleted ones included), and ids deleted. */
+  added: number;
+  deleted: number;
+  /** The next write's sequence number. */
+  seq: number;
+}
+
+export class SentenceWrites {
+  #updates: IndexUpdates | undefined;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly store: SentenceStore,
+    private readonly live: LiveIndex,
+    private readonly embed: Embedder,
+    private readonly tombstones: Set<number>,
+  ) {}
+
+  /** Loads the index's earlier writes, if any, into the store's overlay and the live segment. */
+  static async open(
+    dir: string,
+    parts: { store: SentenceStore; live: LiveIndex; embed: Embedder; tombstones: Set<number> },
+  ): Promise<SentenceWrites> {
+    const w = new SentenceWrites(dir, parts.store, parts.live, parts.embed, parts.tombstones);
+    if (existsSync(join(dir, UPDATES_DIR))) await w.#load();
+    return w;
+  }
+
+  get stats(): WriteStats {
+    const u = this.#updates;
+    return { added: u?.added ?? 0, deleted: u?.tombstones.size ?? 0, seq: u?.seq ?? 0 };
+  }
+
+  async add(items: readonly AddItem[]): Promise<AddOutcome[]> {
+    const u = this.#open();
+    const out: AddOutcome[] = [];
+    const fresh: Array<NewAdd & { at: number }> = [];
+    const batchKeys = new Map<string, number>();
+    for (const [at, item] of items.entries()) {
+      const text = normalize(item.text);
+      if (text.trim() === '') {
+        throw new ParamineError('BAD_INPUT', `sentences[${at}]: the text is empty after normalization`, {
+          field: `sentences.${at}.text`,
+        });
+      }
+      const key = dedupKey(text);
+      const retried = item.clientId === undefined ? undefined : u.idForClient(item.clientId);
+      const existing = retried ?? this.#liveId(key) ?? batchKeys.get(key);
+      const tag = item.clientId === undefined ? {} : { clientId: item.clientId };
+      if (existing !== undefined) {
+        out.push({ id: existing, status: retried !== undefined ? 'retried' : 'duplicate', ...tag });
+        continue;
+      }
+      batchKeys.set(key, -1 - fresh.length);
+      out.push({ id: -1 - fresh.length, status: 'added', ...tag });
+      fresh.push({ text, meta: item.meta, key, clientId: item.clientId, vector: new Float32Array(0), at });
+    }
+    if (fresh.length > 0) {
+      const dim = this.live.dim;
+      // A copy: the write reads it when its transaction runs, after other batches may have reused the buffer.
+      const vectors = (await this.embed.encode(fresh.map((f) => f.text))).slice();
+      fresh.forEach((f, i) => {
+        f.vector = vectors.subarray(i * dim, (i + 1) * dim);
+      });
+      const { ids } = await u.add(fresh);
+      await this.live.add(vectors, ids);
+      // Placeholders (-1 - i) become the ids the write was given.
+      for (const o of out) if (o.id < 0) o.id = ids[-1 - o.id] as number;
+    }
+    return out;
+  }
+
+  /** Tombstones ids; unknown ids are reported, not an error for the others. */
+  async delete(ids: readonly number[]): Promise<{ deleted: number[]; missing: number[] }> {
+    const u = this.#open();
+    const known = (id: number) => id >= 0 && id < u.nextId && this.store.get(id) !== undefined;
+    const present = ids.filter(known);
+    const deleted = await u.delete(present);
+    for (const id of deleted) this.tombstones.add(id);
+    return { deleted, missing: ids.filter((id) => !known(id) && !this.tombstones.has(id)) };
+  }
+
+  async close(): Promise<void> {
+    await this.#updates?.close();
+    this.#updates = undefined;
+  }
+
+  /** A live sentence (built or added) with this dedup key. */
+  #liveId(key: string): number | undefined {
+    const built = this.store.idForKey(key);
+    if (built !== undefined && !this.tombstones.has(built)) return built;
+    return this.#updates?.idForKey(key);
+  }
+
+  #open(): IndexUpdates {
+    if (this.#updates === undefined) {
+      this.#updates = IndexUpdates.open(this.dir, this.store.count, this.tombstones);
+      this.store.setOverlay(this.#updates);
+    }
+    return this.#updates;
+  }
+
+  async #load(): Promise<void> {
+    const u = this.#open();
+    const dim = this.live.dim;
+    let ids: number[] = [];
+    let rows: Float32Array[] = [];
+    const flush = async () => {
+      const m = new Float32Array(ids.length * dim);
+      rows.forEach((v, i) => {
+        m.set(v, i * dim);
+      });
+      await this.live.add(m, ids);
+      ids = [];
+      rows = [];
+    };
+    for (const a of u.addedRange()) {
+      ids.push(a.id);
+      rows.push(a.vector);
+      if (ids.length === 4096) await flush();
+    }
+    if (ids.length > 0) await flush();
+  }
+}

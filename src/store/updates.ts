@@ -1,0 +1,237 @@
+/**
+ * The writes made to a built index while it serves (`POST /v1/sentences`, `paramine add` / `delete`): an
+ * LMDB environment beside the sentence store (INDEX/updates) holding each added sentence (text, metadata,
+ * its embedding, the write's sequence number), its dedup key and client id, and a tombstone per deleted
+ * sentence. One write (a batch of adds, or of deletes) is one LMDB transaction, committed and flushed
+ * before it is acknowledged: a process killed right after the answer loses nothing, and a write cut short
+ * leaves nothing of itself. Added ids continue the index's own (base count, base count + 1, …), so every
+ * reader (the store, the search, exports) sees one id space.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Database, open, type RootDatabase } from 'lmdb';
+import { ParamineError } from '../errors.js';
+import { checkLmdbFile } from './lmdb-check.js';
+import { keyHash, type Meta, type SentenceRecord } from './store.js';
+import { inTxn, lmdbWrite } from './write-errors.js';
+
+/** The updates' directory inside an index directory. */
+export const UPDATES_DIR = 'updates';
+
+interface StoredAdd {
+  t: string;
+  m?: Meta;
+  /** The write's sequence number and time (ms since the epoch). */
+  s: number;
+  at: number;
+  c?: string;
+}
+
+export interface NewAdd {
+  text: string;
+  meta?: Meta | undefined;
+  /** The dedup key (normalized text). */
+  key: string;
+  vector: Float32Array;
+  /** The client's id for the sentence: a retried write with the same one adds nothing twice. */
+  clientId?: string | undefined;
+}
+
+export interface AddedSentence extends SentenceRecord {
+  id: number;
+  seq: number;
+  at: number;
+  clientId?: string;
+}
+
+/** What a read of one id finds: the added sentence, null for a deleted one, undefined when not written here. */
+export type Lookup = SentenceRecord | null | undefined;
+
+export class IndexUpdates {
+  readonly #root: RootDatabase;
+  readonly #sentences: Database<StoredAdd, number>;
+  readonly #vectors: Database<Buffer, number>;
+  readonly #dedup: Database<number, Buffer>;
+  readonly #clients: Database<number, string>;
+  readonly #deleted: Database<{ s: number; at: number }, number>;
+  readonly #meta: Database<number, string>;
+  readonly #tombstones: Set<number>;
+  /** Writes one at a time: each takes the next ids and sequence number from the last one's commit. */
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  private constructor(
+    root: RootDatabase,
+    /** Sentences in the built index: the first added id. */
+    readonly base: number,
+    tombstones: Set<number>,
+  ) {
+    this.#root = root;
+    this.#tombstones = tombstones;
+    this.#sentences = root.openDB({ name: 'sentences', encoding: 'msgpack' });
+    this.#vectors = root.openDB({ name: 'vectors', encoding: 'binary' });
+    this.#dedup = root.openDB({ name: 'dedup', keyEncoding: 'binary', encoding: 'msgpack' });
+    this.#clients = root.openDB({ name: 'clients', encoding: 'msgpack' });
+    this.#deleted = root.openDB({ name: 'deleted', encoding: 'msgpack' });
+    this.#meta = root.openDB({ name: 'meta', encoding: 'json' });
+    for (const { key } of this.#deleted.getRange()) this.#tombstones.add(key);
+  }
+
+  /**
+   * Opens (creating) INDEX/updates for an index of `base` sentences; the deleted ids are kept in
+   * `tombstones` (filled here, shared with the live index that filters them).
+   */
+  static open(indexDir: string, base: number, tombstones = new Set<number>()): IndexUpdates {
+    const dir = join(indexDir, UPDATES_DIR);
+    try {
+      mkdirSync(dir, { recursive: true });
+      checkLmdbFile(join(dir, 'data.mdb'));
+      const root = open({ path: dir, mapSize: 2 ** 40, maxDbs: 8, noMemInit: true });
+      return new IndexUpdates(root, base, tombstones);
+    } catch (e) {
+      if (e instanceof ParamineError) throw e;
+      throw new ParamineError(
+        'BAD_FILE',
+        `cannot open the index's updates at ${dir}: ${(e as Error).message}`,
+        {
+          cause: e,
+        },
+      );
+    }
+  }
+
+  /** The next write's sequence number (0 before any write). */
+  get seq(): number {
+    return this.#meta.get('seq') ?? 0;
+  }
+
+  /** The next id an add gets. */
+  get nextId(): number {
+    return this.#meta.get('next') ?? this.base;
+  }
+
+  /** Sentences added (deleted ones included). */
+  get added(): number {
+    return this.nextId - this.base;
+  }
+
+  /** Ids deleted (built or added ones). */
+  get tombstones(): ReadonlySet<number> {
+    return this.#tombstones;
+  }
+
+  isDeleted(id: number): boolean {
+    return this.#tombstones.has(id);
+  }
+
+  lookup(id: number): Lookup {
+    if (this.#tombstones.has(id)) return null;
+    if (id < this.base) return undefined;
+    const r = this.#sentences.get(id);
+    return r === undefined ? undefined : r.m === undefined ? { text: r.t } : { text: r.t, meta: r.m };
+  }
+
+  /** Id of a live added sentence with this dedup key. */
+  idForKey(key: string): number | undefined {
+    const id = this.#dedup.get(keyHash(key));
+    return id === undefined || this.#tombstones.has(id) ? undefined : id;
+  }
+
+  idForClient(clientId: string): number | undefined {
+    return this.#clients.get(clientId);
+  }
+
+  /** Every added sentence with its vector, in id order (what a restarted service loads). */
+  *addedRange(fromSeq = 0): Generator<AddedSentence & { vector: Float32Array }> {
+    for (const { key, value } of this.#sentences.getRange()) {
+      if (value.s < fromSeq) continue;
+      const buf = this.#vectors.get(key) as Buffer;
+      const vector = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+      yield {
+        id: key,
+        text: value.t,
+        ...(value.m === undefined ? {} : { meta: value.m }),
+        seq: value.s,
+        at: value.at,
+        ...(value.c === undefined ? {} : { clientId: value.c }),
+        vector,
+      };
+    }
+  }
+
+  /** Adds sentences in one durable transaction; resolves to their ids once it is on disk. */
+  add(rows: readonly NewAdd[]): Promise<{ ids: number[]; seq: number }> {
+    return this.#serial(() => this.#add(rows));
+  }
+
+  async #add(rows: readonly NewAdd[]): Promise<{ ids: number[]; seq: number }> {
+    this.#assertOpen();
+    const at = Date.now();
+    let ids: number[] = [];
+    let seq = 0;
+    // Ids and the sequence number are read inside the write transaction: a second process writing the
+    // same index (`paramine add` beside a service) waits for LMDB's write lock and takes the next ones.
+    await lmdbWrite("the index's updates", () =>
+      this.#root.transaction(() => {
+        const first = this.nextId;
+        seq = this.seq;
+        ids = rows.map((_, i) => first + i);
+        rows.forEach((r, i) => {
+          const id = ids[i] as number;
+          const stored: StoredAdd = { t: r.text, s: seq, at };
+          if (r.meta !== undefined) stored.m = r.meta;
+          if (r.clientId !== undefined) {
+            stored.c = r.clientId;
+            inTxn(this.#clients.put(r.clientId, id));
+          }
+          inTxn(this.#sentences.put(id, stored));
+          inTxn(
+            this.#vectors.put(id, Buffer.from(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength)),
+          );
+          inTxn(this.#dedup.put(keyHash(r.key), id));
+        });
+        inTxn(this.#meta.put('next', first + rows.length));
+        inTxn(this.#meta.put('seq', seq + 1));
+      }),
+    );
+    return { ids, seq };
+  }
+
+  /** Tombstones ids in one durable transaction; resolves to those not deleted before. */
+  delete(ids: readonly number[]): Promise<number[]> {
+    return this.#serial(() => this.#delete(ids));
+  }
+
+  async #delete(ids: readonly number[]): Promise<number[]> {
+    this.#assertOpen();
+    const fresh = [...new Set(ids)].filter((id) => !this.#tombstones.has(id));
+    if (fresh.length === 0) return [];
+    const at = Date.now();
+    await lmdbWrite("the index's updates", () =>
+      this.#root.transaction(() => {
+        const seq = this.seq;
+        for (const id of fresh) inTxn(this.#deleted.put(id, { s: seq, at }));
+        inTxn(this.#meta.put('seq', seq + 1));
+      }),
+    );
+    for (const id of fresh) this.#tombstones.add(id);
+    return fresh;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#queue.catch(() => undefined);
+    this.#closed = true;
+    await this.#root.close();
+  }
+
+  #serial<T>(write: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(write, write);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ParamineError('UNAVAILABLE', "the index's updates are closed");
+  }
+}
