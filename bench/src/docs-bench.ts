@@ -14,16 +14,8 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { type BenchOutput, defineBenchmark } from '../../dist/bench/harness.js';
 import { machineInfo } from '../../dist/bench/machine.js';
-import { readManifest, VectorFile } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
-import { alignDocuments } from '../../dist/jobs/align.js';
-import {
-  GROUPS_DIR,
-  GroupTables,
-  groupTableIdentity,
-  SentenceStore,
-  STORE_DIR,
-} from '../../dist/store/index.js';
+import { alignIndexDir } from '../../dist/jobs/align.js';
 import { mine } from './scopes-mining.js';
 
 const schema = z.object({
@@ -84,39 +76,31 @@ async function run(o: z.output<typeof schema>): Promise<BenchOutput<Record<strin
     const buildSeconds = (performance.now() - t0) / 1000;
 
     // Document pairs, both ways of making document vectors.
-    const manifest = await readManifest(index);
-    const store = SentenceStore.open(join(index, STORE_DIR), { readOnly: true });
-    const groups = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(manifest));
-    const vectors = await VectorFile.open(index);
     const docs = verses.size;
     const align: Record<string, { seconds: number; pairs: number; precision: number; recall: number }> = {};
-    try {
-      // As with alternative subtitles or two outlets: the partner comes from the other translation.
-      for (const [name, method, differ] of [
-        ['tfidf', 'tfidf', []],
-        ['mean', 'mean', []],
-        ['tfidf, differ version', 'tfidf', ['version']],
-        ['mean, differ version', 'mean', ['version']],
-      ] as const) {
-        const a0 = performance.now();
-        const pairs = await alignDocuments(
-          { store, groups, vectors },
-          { method, partners: o.partners, max: 1.01, differ: [...differ] },
-        );
-        const right = pairs.filter((p) => twin(p.a) === p.b).length;
-        align[name] = {
-          seconds: (performance.now() - a0) / 1000,
-          pairs: pairs.length,
-          precision: pairs.length ? right / pairs.length : 0,
-          recall: right / (docs / 2),
-        };
-        if (name === o.pairsFrom)
-          writeFileSync(join(dir, 'doc-pairs.jsonl'), pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
-      }
-    } finally {
-      groups?.close();
-      await vectors?.close();
-      store.close();
+    // As with alternative subtitles or two outlets: the partner comes from the other translation.
+    for (const [name, method, differ] of [
+      ['tfidf', 'tfidf', []],
+      ['mean', 'mean', []],
+      ['tfidf, differ version', 'tfidf', ['version']],
+      ['mean, differ version', 'mean', ['version']],
+    ] as const) {
+      const a0 = performance.now();
+      const pairs = await alignIndexDir(index, {
+        method,
+        partners: o.partners,
+        max: 1.01,
+        differ: [...differ],
+      });
+      const right = pairs.filter((p) => twin(p.a) === p.b).length;
+      align[name] = {
+        seconds: (performance.now() - a0) / 1000,
+        pairs: pairs.length,
+        precision: pairs.length ? right / pairs.length : 0,
+        recall: right / (docs / 2),
+      };
+      if (name === o.pairsFrom)
+        writeFileSync(join(dir, 'doc-pairs.jsonl'), pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
     }
 
     // Mining: globally, and within the chosen document pairs, at the same k.

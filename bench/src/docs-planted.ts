@@ -19,16 +19,9 @@ import { type BenchOutput, defineBenchmark } from '../../dist/bench/harness.js';
 import { machineInfo } from '../../dist/bench/machine.js';
 import { readPairs } from '../../dist/corpus/index.js';
 import { splitSentences } from '../../dist/corpus/split.js';
-import { prng, readManifest, VectorFile } from '../../dist/index/index.js';
+import { prng, readManifest } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
-import { alignDocuments } from '../../dist/jobs/align.js';
-import {
-  GROUPS_DIR,
-  GroupTables,
-  groupTableIdentity,
-  SentenceStore,
-  STORE_DIR,
-} from '../../dist/store/index.js';
+import { alignIndexDir } from '../../dist/jobs/align.js';
 import { mine } from './scopes-mining.js';
 
 const schema = z.object({
@@ -164,33 +157,25 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     // Each ParaSCI/MultiPIT line is one sentence: paragraphs keep them whole (no re-splitting differences).
     await buildIndex({ inputs: [corpus], out: index, documents: true, quiet: true, factory: 'Flat' });
     const buildSeconds = (performance.now() - t0) / 1000;
-    const manifest = await readManifest(index);
-    const store = SentenceStore.open(join(index, STORE_DIR), { readOnly: true });
-    const groups = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(manifest));
-    const vectors = await VectorFile.open(index);
-    const sentences = store.count;
+    const sentences = (await readManifest(index)).ntotal;
     const truth = new Set(set.truePairs.map((p) => `${p.a}~${p.b}`));
-    let align: { seconds: number; pairs: number; precision: number; recall: number };
-    try {
-      const a0 = performance.now();
-      const pairs = await alignDocuments(
-        { store, groups, vectors },
-        { method: o.method, partners: o.partners, max: 1.01, differ: ['outlet'], dim: o.dim },
-      );
-      const right = pairs.filter((p) => truth.has(`${p.a}~${p.b}`) || truth.has(`${p.b}~${p.a}`)).length;
-      align = {
-        seconds: (performance.now() - a0) / 1000,
-        pairs: pairs.length,
-        precision: pairs.length ? right / pairs.length : 0,
-        recall: right / truth.size,
-      };
-      writeFileSync(join(dir, 'aligned.jsonl'), pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
-      writeFileSync(join(dir, 'true.jsonl'), set.truePairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
-    } finally {
-      await groups?.close();
-      await vectors?.close();
-      await store.close();
-    }
+    const a0 = performance.now();
+    const pairs = await alignIndexDir(index, {
+      method: o.method,
+      partners: o.partners,
+      max: 1.01,
+      differ: ['outlet'],
+      dim: o.dim,
+    });
+    const right = pairs.filter((p) => truth.has(`${p.a}~${p.b}`) || truth.has(`${p.b}~${p.a}`)).length;
+    const align = {
+      seconds: (performance.now() - a0) / 1000,
+      pairs: pairs.length,
+      precision: pairs.length ? right / pairs.length : 0,
+      recall: right / truth.size,
+    };
+    writeFileSync(join(dir, 'aligned.jsonl'), pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
+    writeFileSync(join(dir, 'true.jsonl'), set.truePairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
     const spec = { k: o.k, minCosine: o.minCosine, batchSize: 256 };
     const runs = await mine(
       index,

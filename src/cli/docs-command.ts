@@ -2,14 +2,11 @@
  * `paramine docs align --index DIR --out FILE`: the document pairs of an index built from documents
  * (src/jobs/align.ts), one JSON line each: {"a", "b", "score"} with the documents' ids as the input gave them.
  */
-import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { addFlags, cli, flagValues } from '../config.js';
 import { writeFileAtomic } from '../durable.js';
-import { readManifest, VectorFile } from '../index/index.js';
-import { alignDocuments, alignOptionsSchema } from '../jobs/align.js';
-import { GROUPS_DIR, GroupTables, groupTableIdentity, SentenceStore, STORE_DIR } from '../store/index.js';
+import { alignIndexDir, alignOptionsSchema } from '../jobs/align.js';
 import { parseInput } from '../validate.js';
 
 const where = z.object({
@@ -33,21 +30,11 @@ export function register(program: Command): void {
   ).action(async () => {
     const { index, out } = parseInput(where, flagValues(align, where), 'options');
     const options = flagValues(align, alignOptionsSchema);
-    const manifest = await readManifest(index);
-    const store = SentenceStore.open(join(index, STORE_DIR), { readOnly: true });
-    const groups = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(manifest));
-    const vectors = await VectorFile.open(index);
-    try {
-      const started = performance.now();
-      const pairs = await alignDocuments({ store, groups, vectors }, options);
-      await writeFileAtomic(out, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
-      process.stderr.write(
-        `${pairs.length} document pairs -> ${out} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
-      );
-    } finally {
-      groups?.close();
-      await vectors?.close();
-      store.close();
-    }
+    const started = performance.now();
+    const pairs = await alignIndexDir(index, options);
+    await writeFileAtomic(out, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
+    process.stderr.write(
+      `${pairs.length} document pairs -> ${out} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
+    );
   });
 }

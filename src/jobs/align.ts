@@ -10,12 +10,21 @@
  *  - mean: the mean of the document's stored sentence embeddings (vectors.f16), normalized.
  */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { cli } from '../config.js';
 import { ParamineError } from '../errors.js';
-import type { VectorFile } from '../index/index.js';
+import { readManifest, VectorFile } from '../index/index.js';
 import { createIndex } from '../native/index.js';
-import type { GroupTables, GroupValue, SentenceRecord, SentenceStore } from '../store/index.js';
+import {
+  GROUPS_DIR,
+  GroupTables,
+  type GroupValue,
+  groupTableIdentity,
+  type SentenceRecord,
+  SentenceStore,
+  STORE_DIR,
+} from '../store/index.js';
 import { charNgramCounts } from '../text/index.js';
 
 /** The options of `paramine docs align`, declared once with their flags (src/config.ts). */
@@ -236,6 +245,21 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
     return out;
   } finally {
     await index.close();
+  }
+}
+
+/** alignDocuments over the index in `dir`, its store, group tables and kept vectors opened read-only for it. */
+export async function alignIndexDir(dir: string, input: AlignOptionsInput): Promise<DocPair[]> {
+  const manifest = await readManifest(dir);
+  const store = SentenceStore.open(join(dir, STORE_DIR), { readOnly: true });
+  const groups = GroupTables.open(join(dir, GROUPS_DIR), groupTableIdentity(manifest));
+  const vectors = await VectorFile.open(dir);
+  try {
+    return await alignDocuments({ store, groups, vectors }, input);
+  } finally {
+    await groups?.close();
+    await vectors?.close();
+    await store.close();
   }
 }
 
