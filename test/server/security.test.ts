@@ -54,8 +54,10 @@ t.test('with keys, every state-changing route answers 401 without a valid key', 
   t.same(changing.map((r) => `${r.method} ${r.url}`).sort(), [
     'DELETE /v1/annotations/:id',
     'DELETE /v1/jobs/:id',
+    'DELETE /v1/sentences/:id',
     'POST /v1/annotations',
     'POST /v1/jobs',
+    'POST /v1/sentences',
   ]);
   for (const r of changing) {
     for (const authorization of [undefined, 'Bearer wrong-key-0123456789', KEY, `Basic ${KEY}`, 'Bearer ']) {
