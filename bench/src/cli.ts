@@ -34,6 +34,7 @@ const experiments: Registrars = {
   soak: lazy(async () => (await import('./soak.js')).soakBench),
   docs: lazy(async () => (await import('./docs-bench.js')).docsBench),
   'docs-planted': lazy(async () => (await import('./docs-planted.js')).docsPlanted),
+  writes: lazy(async () => (await import('./writes-bench.js')).writesBench),
   split: lazy(async () => (await import('./split-bench.js')).splitBench),
 };
 
