@@ -10,20 +10,17 @@
  *  - mean: the mean of the document's stored sentence embeddings (vectors.f16), normalized.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { cli } from '../config.js';
 import { ParamineError } from '../errors.js';
 import { readManifest, VectorFile } from '../index/index.js';
 import { createIndex } from '../native/index.js';
 import {
-  GROUPS_DIR,
-  GroupTables,
+  type GroupTables,
   type GroupValue,
-  groupTableIdentity,
+  openIndexSentences,
   type SentenceRecord,
-  SentenceStore,
-  STORE_DIR,
+  type SentenceStore,
 } from '../store/index.js';
 import { charNgramCounts } from '../text/index.js';
 
@@ -116,7 +113,9 @@ function documentsOf(parts: AlignParts, key: string): Doc[] {
   parts.groups.require(key, 'docKey');
   const docs: Doc[] = [];
   for (const { value } of parts.groups.groups(key)) {
-    const sentences = parts.groups.ids(key, value);
+    // Sentences deleted since the build are no part of their document any more.
+    const sentences = parts.groups.ids(key, value).filter((id) => !parts.store.isDeleted(id));
+    if (sentences.length === 0) continue;
     const first = parts.store.get(sentences[0] as number);
     docs.push({ id: value, sentences, meta: first?.meta ?? {} });
   }
@@ -250,16 +249,13 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
 
 /** alignDocuments over the index in `dir`, its store, group tables and kept vectors opened read-only for it. */
 export async function alignIndexDir(dir: string, input: AlignOptionsInput): Promise<DocPair[]> {
-  const manifest = await readManifest(dir);
-  const store = SentenceStore.open(join(dir, STORE_DIR), { readOnly: true });
-  const groups = GroupTables.open(join(dir, GROUPS_DIR), groupTableIdentity(manifest));
+  const { store, groups, close } = openIndexSentences(dir, await readManifest(dir));
   const vectors = await VectorFile.open(dir);
   try {
     return await alignDocuments({ store, groups, vectors }, input);
   } finally {
-    await groups?.close();
     await vectors?.close();
-    await store.close();
+    await close();
   }
 }
 

@@ -130,33 +130,29 @@ export class ScopedSearch {
     const window = this.spec.window;
     const windowed: number[] = [];
     const pairs = this.spec.docPairs;
+    /** Query q searches the unit `key`; its ids are gathered the first time the unit is seen. */
+    const enter = (key: string, q: number, ids: () => number[]) => {
+      let u = byKey.get(key);
+      if (u === undefined) {
+        u = { key, rows: [], ids: [...new Set(ids())].sort((a, b) => a - b) };
+        byKey.set(key, u);
+      }
+      u.rows.push(q);
+    };
     batch.texts.forEach((text, q) => {
       const meta = batch.metas[q];
       if (pairs !== undefined) {
         const doc = this.valuesOf(pairs.key, text, meta)[0];
         const partners = doc === undefined ? [] : (pairs.partners.get(String(doc)) ?? []);
         if (partners.length === 0) return;
-        const key = `d:${String(doc)}`;
-        let u = byKey.get(key);
-        if (u === undefined) {
-          const ids = [...new Set(partners.flatMap((p) => tables.ids(pairs.key, p)))];
-          u = { key, rows: [], ids: ids.sort((a, b) => a - b) };
-          byKey.set(key, u);
-        }
-        u.rows.push(q);
+        enter(`d:${String(doc)}`, q, () => partners.flatMap((p) => tables.ids(pairs.key, p)));
       } else if (this.spec.withinGroup.length > 0) {
         const tagged = this.spec.withinGroup.flatMap((k) =>
           this.valuesOf(k, text, meta).map((v) => [k, v] as const),
         );
         if (tagged.length === 0) return;
         const key = JSON.stringify(tagged.map(([k, v]) => `${k}=${String(v)}`).sort());
-        let u = byKey.get(key);
-        if (u === undefined) {
-          const ids = [...new Set(tagged.flatMap(([k, v]) => tables.ids(k, v)))];
-          u = { key: `g:${key}`, rows: [], ids: ids.sort((a, b) => a - b) };
-          byKey.set(key, u);
-        }
-        u.rows.push(q);
+        enter(`g:${key}`, q, () => tagged.flatMap(([k, v]) => tables.ids(k, v)));
       } else if (window !== undefined) {
         if (this.valuesOf(window.key, text, meta).length > 0) windowed.push(q);
       }

@@ -5,7 +5,7 @@
  * serve`, `paramine mine`, the benchmarks and the test helpers all start here; none builds its own.
  * Observability enters as hooks, so this module knows nothing of Prometheus or HTTP.
  */
-import { basename, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { AnnotationStore } from '../annotations/index.js';
 import { Domains, indexIdentity } from '../domain/index.js';
 import { type Embedder, Encoder, type IdfWeights } from '../encode/index.js';
@@ -16,12 +16,9 @@ import { CrossEncoder, type PairScorer } from '../rerank/index.js';
 import { indexIdf } from '../search/bertscore.js';
 import { SearchCore, type Stage } from '../search/core.js';
 import {
-  GROUPS_DIR,
-  GroupTables,
-  groupTableIdentity,
+  openIndexSentences,
   type SentenceContext,
-  SentenceStore,
-  STORE_DIR,
+  type SentenceStore,
   sentenceContext,
 } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
@@ -167,12 +164,10 @@ async function openParts(o: ServiceOptions, closers: Closers) {
     verify: o.verify ?? 'auto',
   });
   closers.add(() => index.close());
-  const store = SentenceStore.open(join(o.index, STORE_DIR), { readOnly: true });
-  closers.add(() => store.close());
+  const { store, groups, close } = openIndexSentences(o.index, manifest);
+  closers.add(close);
   const vectors = await VectorFile.open(o.index);
   if (vectors) closers.add(() => vectors.close());
-  const groups = GroupTables.open(join(o.index, GROUPS_DIR), groupTableIdentity(manifest));
-  if (groups) closers.add(() => groups.close());
   const reranker = await openReranker(o, closers);
   return { manifest, encoder, index, store, vectors, groups, reranker };
 }

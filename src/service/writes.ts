@@ -64,7 +64,9 @@ export class SentenceWrites {
   async add(items: readonly AddItem[]): Promise<AddOutcome[]> {
     const u = this.#open();
     const out: AddOutcome[] = [];
-    const fresh: Array<NewAdd & { at: number }> = [];
+    const fresh: NewAdd[] = [];
+    /** Outcomes waiting for the id of fresh[i] (its own, or a repeat of its text in this write). */
+    const pending: Array<[AddOutcome, number]> = [];
     const batchKeys = new Map<string, number>();
     for (const [at, item] of items.entries()) {
       const text = normalize(item.text);
@@ -75,27 +77,29 @@ export class SentenceWrites {
       }
       const key = dedupKey(text);
       const retried = item.clientId === undefined ? undefined : u.idForClient(item.clientId);
-      const existing = retried ?? this.#liveId(key) ?? batchKeys.get(key);
+      const existing = retried ?? this.#liveId(key);
       const tag = item.clientId === undefined ? {} : { clientId: item.clientId };
       if (existing !== undefined) {
         out.push({ id: existing, status: retried !== undefined ? 'retried' : 'duplicate', ...tag });
         continue;
       }
-      batchKeys.set(key, -1 - fresh.length);
-      out.push({ id: -1 - fresh.length, status: 'added', ...tag });
-      fresh.push({ text, meta: item.meta, key, clientId: item.clientId, vector: new Float32Array(0), at });
+      const repeat = batchKeys.get(key);
+      const outcome: AddOutcome = { id: -1, status: repeat === undefined ? 'added' : 'duplicate', ...tag };
+      out.push(outcome);
+      pending.push([outcome, repeat ?? fresh.length]);
+      if (repeat !== undefined) continue;
+      batchKeys.set(key, fresh.length);
+      fresh.push({ text, meta: item.meta, key, clientId: item.clientId, vector: new Float32Array(0) });
     }
     if (fresh.length > 0) {
       const dim = this.live.dim;
-      // A copy: the write reads it when its transaction runs, after other batches may have reused the buffer.
-      const vectors = (await this.embed.encode(fresh.map((f) => f.text))).slice();
+      const vectors = await this.embed.encode(fresh.map((f) => f.text));
       fresh.forEach((f, i) => {
         f.vector = vectors.subarray(i * dim, (i + 1) * dim);
       });
       const { ids } = await u.add(fresh);
       await this.live.add(vectors, ids);
-      // Placeholders (-1 - i) become the ids the write was given.
-      for (const o of out) if (o.id < 0) o.id = ids[-1 - o.id] as number;
+      for (const [outcome, i] of pending) outcome.id = ids[i] as number;
     }
     return out;
   }
@@ -103,11 +107,14 @@ export class SentenceWrites {
   /** Tombstones ids; unknown ids are reported, not an error for the others. */
   async delete(ids: readonly number[]): Promise<{ deleted: number[]; missing: number[] }> {
     const u = this.#open();
-    const known = (id: number) => id >= 0 && id < u.nextId && this.store.get(id) !== undefined;
-    const present = ids.filter(known);
-    const deleted = await u.delete(present);
-    for (const id of deleted) this.tombstones.add(id);
-    return { deleted, missing: ids.filter((id) => !known(id) && !this.tombstones.has(id)) };
+    const present: number[] = [];
+    const missing: number[] = [];
+    for (const id of ids) {
+      // Live (built or added), deleted before (nothing to do), or no such sentence.
+      if (id >= 0 && id < u.nextId && this.store.get(id) !== undefined) present.push(id);
+      else if (!this.tombstones.has(id)) missing.push(id);
+    }
+    return { deleted: await u.delete(present), missing };
   }
 
   async close(): Promise<void> {

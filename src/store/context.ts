@@ -2,11 +2,11 @@
  * A sentence's context: the sentences before and after it in its document (documents read with
  * `paramine index --documents`, or subtitles), from the index's `doc` group table, in document order.
  */
-import { join } from 'node:path';
 import { ParamineError } from '../errors.js';
 import { readManifest } from '../index/index.js';
-import { GROUPS_DIR, GroupTables, groupTableIdentity } from './groups.js';
-import { type SentenceRecord, SentenceStore, STORE_DIR } from './store.js';
+import type { GroupTables } from './groups.js';
+import { type IndexSentences, openIndexSentences } from './open.js';
+import type { SentenceRecord, SentenceStore } from './store.js';
 
 /** Most sentences of context on each side a request or an export may ask for. */
 export const MAX_CONTEXT = 50;
@@ -46,9 +46,13 @@ export function sentenceContext(
     );
   }
   groups.require('doc', field);
+  // Sentences deleted since the build (store.get: undefined) are not context any more.
   const members = groups
     .ids('doc', String(doc))
-    .map((m) => ({ id: m, ...(store.get(m) as SentenceRecord) }))
+    .flatMap((m) => {
+      const r = store.get(m);
+      return r === undefined ? [] : [{ id: m, ...r }];
+    })
     .sort((a, b) => positionOf(a) - positionOf(b));
   const at = members.findIndex((m) => m.id === id);
   return {
@@ -60,26 +64,17 @@ export function sentenceContext(
 
 /** The sentences and document table of an index directory, opened read-only for context lookups. */
 export class ContextReader {
-  private constructor(
-    private readonly store: SentenceStore,
-    private readonly groups: GroupTables | undefined,
-  ) {}
+  private constructor(private readonly parts: IndexSentences) {}
 
   static async open(indexDir: string): Promise<ContextReader> {
-    const manifest = await readManifest(indexDir);
-    const store = SentenceStore.open(join(indexDir, STORE_DIR), { readOnly: true });
-    return new ContextReader(
-      store,
-      GroupTables.open(join(indexDir, GROUPS_DIR), groupTableIdentity(manifest)),
-    );
+    return new ContextReader(openIndexSentences(indexDir, await readManifest(indexDir)));
   }
 
   context(id: number, n: number, field = 'context'): SentenceContext | undefined {
-    return sentenceContext(this.store, this.groups, id, n, field);
+    return sentenceContext(this.parts.store, this.parts.groups, id, n, field);
   }
 
-  async close(): Promise<void> {
-    await this.groups?.close();
-    await this.store.close();
+  close(): Promise<void> {
+    return this.parts.close();
   }
 }

@@ -20,6 +20,7 @@ export {
 } from './groups.js';
 export { checkLmdbFile } from './lmdb-check.js';
 export { DirLock, LOCK_FILE } from './lock.js';
+export { type IndexSentences, openIndexSentences } from './open.js';
 export {
   keyHash,
   type Meta,

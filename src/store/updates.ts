@@ -142,9 +142,8 @@ export class IndexUpdates {
   }
 
   /** Every added sentence with its vector, in id order (what a restarted service loads). */
-  *addedRange(fromSeq = 0): Generator<AddedSentence & { vector: Float32Array }> {
+  *addedRange(): Generator<AddedSentence & { vector: Float32Array }> {
     for (const { key, value } of this.#sentences.getRange()) {
-      if (value.s < fromSeq) continue;
       const buf = this.#vectors.get(key) as Buffer;
       const vector = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
       yield {

@@ -220,6 +220,10 @@ t.test('a sentence comes back with its context, from an index built from documen
       'two neighbours in a three-sentence document',
     );
   }
+  // A sentence deleted since the build is no one's context any more.
+  await service.writes.delete([3]);
+  t.same(service.context(4, 1)?.before, [], 'the deleted sentence before it is gone');
+  t.equal(service.context(4, 1)?.after.length, 1);
 });
 
 t.test('docs align pairs each document with its twin, inside the band', async (t) => {

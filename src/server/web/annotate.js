@@ -1,7 +1,7 @@
 // Annotating pairs: the current annotator's labels of the pairs on screen (looked up once), saving a
 // decision, and an undo stack (Backspace) that restores the label a pair had before, or none.
 import { api } from './api.js';
-import { useEffect, useRef, useState } from './ui.js';
+import { useEffect, useLatestMap, useRef } from './ui.js';
 
 export const pairKey = (p) => `${p.s1}\u0000${p.s2}`;
 
@@ -44,14 +44,9 @@ function annotationBody(pair, scheme, decision, label, context) {
  * annotator); `enabled`: this tab may write (no keys needed, or a key is held).
  */
 export function useAnnotations(pairs, { keyed, enabled }, seenContext = () => undefined) {
-  const [byKey, setByKey] = useState(() => new Map());
-  // The same map, current between renders: keys pressed in quick succession must see each other's saves.
-  const latest = useRef(byKey);
+  // Current between renders too: keys pressed in quick succession must see each other's saves.
+  const { map: byKey, latest, put, replace } = useLatestMap();
   const undoStack = useRef([]);
-  const replace = (m) => {
-    latest.current = m;
-    setByKey(m);
-  };
 
   useEffect(() => {
     replace(new Map());
@@ -75,12 +70,6 @@ export function useAnnotations(pairs, { keyed, enabled }, seenContext = () => un
     };
   }, [pairs, enabled, keyed]);
 
-  const put = (key, record) => {
-    const next = new Map(latest.current);
-    if (record) next.set(key, record);
-    else next.delete(key);
-    replace(next);
-  };
   const get = (pair) => latest.current.get(pairKey(pair));
 
   async function save(pair, scheme, decision, label) {

@@ -1,8 +1,9 @@
 // A pair's document context on demand (GET /v1/sentences/{id}?context=N, for sentences read from
 // documents): shown under the pair, and sent with every label saved while it is shown, so an annotator
 // can say "a paraphrase in this context only" (Turku's 3) and the record keeps what they saw.
+import { pairKey } from './annotate.js';
 import { api } from './api.js';
-import { html, useRef, useState } from './ui.js';
+import { html, useLatestMap } from './ui.js';
 
 /** Sentences shown before and after each side. */
 export const CONTEXT_SENTENCES = 2;
@@ -19,27 +20,19 @@ async function sideContext(id) {
  * message for the status line; `seen(pair)` is what a label saved now must carry.
  */
 export function usePairContexts() {
-  const [shown, setShown] = useState(() => new Map());
-  const latest = useRef(shown);
-  const put = (m) => {
-    latest.current = m;
-    setShown(m);
-  };
+  const { map: shown, latest, put } = useLatestMap();
   async function toggle(pair) {
-    const key = `${pair.s1}\u0000${pair.s2}`;
-    const next = new Map(latest.current);
-    if (next.has(key)) {
-      next.delete(key);
-      put(next);
+    const key = pairKey(pair);
+    if (latest.current.has(key)) {
+      put(key, undefined);
       return 'Context hidden.';
     }
     const [s1, s2] = await Promise.all([sideContext(pair.s1_id), sideContext(pair.s2_id)]);
     if (!s1 && !s2) return 'No document context: the index was not built from documents.';
-    next.set(key, { ...(s1 ? { s1 } : {}), ...(s2 ? { s2 } : {}) });
-    put(next);
+    put(key, { ...(s1 ? { s1 } : {}), ...(s2 ? { s2 } : {}) });
     return 'Context shown; a label saved now keeps it.';
   }
-  const seen = (pair) => latest.current.get(`${pair.s1}\u0000${pair.s2}`);
+  const seen = (pair) => latest.current.get(pairKey(pair));
   return { shown, toggle, seen };
 }
 

@@ -1,10 +1,32 @@
 // preact + htm, and small pieces every view uses.
+
+import { useRef, useState } from '/vendor/hooks.mjs';
 import htm from '/vendor/htm.mjs';
 import { h } from '/vendor/preact.mjs';
 
 export { useCallback, useEffect, useMemo, useRef, useState } from '/vendor/hooks.mjs';
 export { render } from '/vendor/preact.mjs';
 export const html = htm.bind(h);
+
+/**
+ * A Map in state that is current between renders too: handlers that run in quick succession (keys
+ * pressed fast) see each other's writes. `put(key, value)` sets, or deletes for null / undefined.
+ */
+export function useLatestMap() {
+  const [map, setMap] = useState(() => new Map());
+  const latest = useRef(map);
+  const replace = (m) => {
+    latest.current = m;
+    setMap(m);
+  };
+  const put = (key, value) => {
+    const next = new Map(latest.current);
+    if (value === null || value === undefined) next.delete(key);
+    else next.set(key, value);
+    replace(next);
+  };
+  return { map, latest, put, replace };
+}
 
 /** A number with at most `digits` decimals, or an em dash for null/undefined. */
 export function num(x, digits = 3) {
