@@ -5,8 +5,9 @@ config.json as `paramine.calibration`:
     p = sigmoid(w_logit * logit(P_ce(paraphrase)) + w_cosine * cosine + bias)
 
 where P_ce is the summed probability of the positive labels (clipped to [1e-6, 1 - 1e-6] before the logit). The
-search core orders the reranked candidates by p and reports it as the paraphrase probability, so label filters
-and --min-probability act on it. The calibration belongs to one encoder (its cosines): `encoder` names it.
+search core orders the reranked candidates by p (only: labels, reported probabilities and filters stay the
+cross-encoder's, since p is the chance of being a query's one gold paraphrase, not P(paraphrase)). The calibration
+belongs to one encoder (its cosines): `encoder` names it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 from pathlib import Path
 
 from .common import log
-from .encode import ort_session, softmax
+from .encode import ort_session, predict_torch, softmax
 
 CLIP = 1e-6
 
@@ -31,15 +32,18 @@ def positive_indices(model_dir: Path) -> list[int]:
 
 def score_pairs(model_dir: Path, pairs: list[tuple[str, str]], threads: int, batch: int = 64,
                 onnx: Path | None = None) -> list[float]:
-    """P(positive) of each (s1, s2) pair under the cross-encoder in `model_dir` (its model.onnx by default)."""
+    """P(positive) of each (s1, s2) pair under the cross-encoder in `model_dir`: its model.onnx by default, or, in a
+    training checkpoint (PyTorch weights, no graph), the PyTorch model on the GPU when there is one."""
     import numpy as np
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(model_dir))
     max_len = json.loads((Path(model_dir) / "tokenizer_config.json").read_text()).get("model_max_length", 128)
+    pos = positive_indices(model_dir)
+    if onnx is None and not (Path(model_dir) / "model.onnx").exists():
+        return _score_torch(model_dir, tok, pairs, min(max_len, 512), batch, pos)
     sess = ort_session(onnx or Path(model_dir) / "model.onnx", threads)
     names = {i.name for i in sess.get_inputs()}
-    pos = positive_indices(model_dir)
     out = np.zeros(len(pairs))
     order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
     for b in range(0, len(order), batch):
@@ -49,6 +53,19 @@ def score_pairs(model_dir: Path, pairs: list[tuple[str, str]], threads: int, bat
         logits = sess.run(["logits"], {k: enc[k].astype("int64") for k in names if k in enc})[0]
         out[ids] = softmax(logits)[:, pos].sum(1)
     return out.tolist()
+
+
+def _score_torch(model_dir: Path, tok, pairs, max_len: int, batch: int, pos: list[int]) -> list[float]:
+    from collections import namedtuple
+
+    from transformers import AutoModelForSequenceClassification
+
+    from .common import torch_device
+
+    model = AutoModelForSequenceClassification.from_pretrained(str(model_dir)).to(torch_device())
+    two = namedtuple("two", "s1 s2")
+    logits = predict_torch(model, tok, [two(a, b) for a, b in pairs], max_len, batch)
+    return softmax(logits)[:, pos].sum(1).tolist()
 
 
 def features(p_ce: float, cos: float) -> list[float]:

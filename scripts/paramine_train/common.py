@@ -81,6 +81,22 @@ def seed_all(seed: int):
     torch.manual_seed(seed)
 
 
+def torch_device():
+    """CUDA when a GPU is there (a GPU machine runs the same scripts), else the CPU."""
+    import torch
+
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def autocast(device):
+    """bf16 autocast on a GPU (fp32 master weights stay in the optimizer); nothing on the CPU."""
+    import contextlib
+
+    import torch
+
+    return torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+
+
 def set_threads(threads: int):
     import torch
 

@@ -119,15 +119,20 @@ def pair_batches(tok, pairs, batch: int, max_len: int):
 
 
 def predict_torch(model, tok, pairs, max_len: int, batch: int = 64):
-    """Logits [n, labels] of a PyTorch sequence classifier (put in eval mode; the caller restores train mode)."""
+    """Logits [n, labels] of a PyTorch sequence classifier (put in eval mode; the caller restores train mode), on
+    the device the model is on (bf16 autocast on a GPU, where the batch grows 8-fold)."""
     import numpy as np
     import torch
 
+    from .common import autocast
+
+    dev = model.device
     out = np.zeros((len(pairs), model.config.num_labels), dtype=np.float32)
     model.eval()
-    with torch.inference_mode():
-        for ids, enc in pair_batches(tok, pairs, batch, max_len):
-            out[ids] = model(**{k: torch.from_numpy(v) for k, v in enc.items()}).logits.float().numpy()
+    with torch.inference_mode(), autocast(dev):
+        for ids, enc in pair_batches(tok, pairs, batch * (8 if dev.type == "cuda" else 1), max_len):
+            feed = {k: torch.from_numpy(v).to(dev) for k, v in enc.items()}
+            out[ids] = model(**feed).logits.float().cpu().numpy()
     return out
 
 

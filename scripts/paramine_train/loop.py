@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .common import log
+from .common import autocast, log, torch_device
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight")
 
@@ -69,20 +69,23 @@ def run(model, batches: list, loss_of, args, work: Path, evals: dict | None = No
 
     if args.max_steps:
         batches = batches[: args.max_steps]
+    device = torch_device()
+    model.to(device)
     total = len(batches)
     opt, sched, warm = optimizer(model, args, total)
     state = Path(work) / "resume.pt"
     start, losses, before = 0, [], 0.0
     if args.resume and state.exists():
         start, losses, before = _load_state(state, model, opt, sched)
-    log(f"train: {total} steps, warmup {warm}, lr {args.lr}, threads {torch.get_num_threads()}"
+    log(f"train: {total} steps, warmup {warm}, lr {args.lr}, {device}, threads {torch.get_num_threads()}"
         + (f", resuming at {start}" if start else ""))
     model.train()
     t0, last_ck, history, step_times, stopped = time.time(), time.time(), [], [], False
     for step in range(start + 1, total + 1):
         b = batches[step - 1]
         ts = time.time()
-        loss = loss_of(b)
+        with autocast(device):
+            loss = loss_of(b)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()

@@ -8,7 +8,9 @@ file:line errors. It needs the TypeScript build (`npm run build:ts`).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -33,8 +35,30 @@ class PairFileError(ValueError):
     """A pair file paramine's reader refused; the message is its (file:line: ...) error."""
 
 
+def _cache_file(paths: list[str | Path], positive: str | None) -> Path | None:
+    """$PARAMINE_PAIRS_CACHE/<hash of the files' names, sizes and --positive>.jsonl: a machine without node (a GPU
+    machine) reads the dumps a machine with node wrote there."""
+    cache = os.environ.get("PARAMINE_PAIRS_CACHE")
+    if not cache:
+        return None
+    key = json.dumps([[Path(p).name, Path(p).stat().st_size if Path(p).exists() else None] for p in paths] + [positive])
+    return Path(cache) / f"{hashlib.sha256(key.encode()).hexdigest()[:20]}.jsonl"
+
+
 def dump(paths: list[str | Path], positive: str | None = None) -> list[dict]:
     """The JSON lines of `paramine pairs dump` for these files (in order), texts stripped."""
+    cached = _cache_file(paths, positive)
+    rows = _read_cache(cached) if cached is not None and cached.exists() else _dump_with_node(paths, positive, cached)
+    for row in rows:  # the built-in readers always stripped their texts; keep the training rows identical
+        row["s1"], row["s2"] = row["s1"].strip(), row["s2"].strip()
+    return rows
+
+
+def _read_cache(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _dump_with_node(paths: list[str | Path], positive: str | None, cached: Path | None) -> list[dict]:
     if not CLI.exists() or shutil.which("node") is None:
         sys.exit(f"reading pairs needs node and {CLI} (run `npm run build:ts` in {REPO})")
     cmd = ["node", str(CLI), "pairs", "dump", *map(str, paths)]
@@ -44,8 +68,9 @@ def dump(paths: list[str | Path], positive: str | None = None) -> list[dict]:
     if r.returncode != 0:
         raise PairFileError(r.stderr.strip().removeprefix("paramine: "))
     rows = [json.loads(line) for line in r.stdout.splitlines() if line]
-    for row in rows:  # the built-in readers always stripped their texts; keep the training rows identical
-        row["s1"], row["s2"] = row["s1"].strip(), row["s2"].strip()
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows), encoding="utf-8")
     return rows
 
 

@@ -237,12 +237,13 @@ def train(args, base: Path, work: Path, out: Path, val: dict, evaluate) -> dict:
     soft = "soft" in rows[0]
 
     def loss_of(b):
-        feats = tok.pad({k: [enc[k][i] for i in b] for k in keys}, return_tensors="pt")
-        logits = model(**feats).logits
+        feats = tok.pad({k: [enc[k][i] for i in b] for k in keys}, return_tensors="pt").to(model.device)
+        logits = model(**feats).logits.float()
         if soft:
-            target = torch.tensor([rows[i]["soft"] for i in b], dtype=logits.dtype)
+            target = torch.tensor([rows[i]["soft"] for i in b], dtype=logits.dtype, device=logits.device)
             return -(target * torch.log_softmax(logits, -1)).sum(-1).mean()
-        return torch.nn.functional.cross_entropy(logits, torch.tensor([rows[i]["label"] for i in b]))
+        gold = torch.tensor([rows[i]["label"] for i in b], device=logits.device)
+        return torch.nn.functional.cross_entropy(logits, gold)
 
     first = next(iter(val))
     total = min(len(batches), args.max_steps or len(batches))

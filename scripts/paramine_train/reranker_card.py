@@ -31,6 +31,13 @@ def describe_base(base) -> str | None:
             + (f", model.safetensors sha256 `{sha}`" if sha else "") + ") plus a new 2-way classification head.")
 
 
+def ran_on(h: dict, t: dict) -> tuple[str, str]:
+    """(precision and threads, where) of a training run: a GPU run's train_info names its device."""
+    if t.get("device"):
+        return "bf16 autocast (fp32 weights)", t["device"]
+    return f"fp32, {h['threads']} CPU threads", "2 CPU cores shared with other work"
+
+
 def card_text(r: dict) -> str:
     d, t, h, v = r["data"], r["training"], r["hyperparameters"], r["versions"]
     res = r["results"]
@@ -97,7 +104,7 @@ everything.
   (`torch.onnx.export(..., dynamo=False)`), opset {h['opset']}, eager attention
 - trained with pairs truncated to {h['max_len']} tokens (longest-first), as the shipped `tokenizer.json` does
 
-## Validation
+{f"Made by {d['made_by']}." + chr(10) + chr(10) if d.get("made_by") else ""}## Validation
 
 Never trained on: MultiPIT expert **val** ({d['validation']['multipit-expert-val']['pairs']} pairs,
 {d['validation']['multipit-expert-val']['positives']} positive) and a held-out {int(100 * h['mrpc_heldout'])}% of
@@ -114,7 +121,7 @@ written into config.json follows it.
 Binary F1 of the paraphrase class, in percent. ONNX fp32 vs PyTorch, max |logit difference| over the validation
 pairs: {', '.join(f'{k} {val:.1e}' for k, val in r['onnx_parity_max_abs_logit_diff'].items())}.
 For reference only, MultiPIT's paper reports F1 83.2 for DeBERTaV3-large on the expert **test** split; this is
-a {params}M-parameter model trained for {h['epochs']} epoch(s) on CPU, measured on **val**.
+a {params}M-parameter model trained for {h['epochs']} epoch(s) on {ran_on(h, t)[1]}, measured on **val**.
 {threshold_part}
 Diagnostic, not a tuned setting: the F1 at the best threshold on P(paraphrase), picked on the same data (so
 optimistic):
@@ -158,9 +165,9 @@ cos >= (1 - {h['mine_margin']}) * cos(s1, s2); one of the first {h['mine_pick']}
 AdamW (weight decay {h['weight_decay']}, none on biases/LayerNorm), lr {h['lr']}, linear warm-up over
 {int(100 * h['warmup'])}% of the steps then linear decay to 0, batch {h['batch']}, {h['epochs']} epoch
 ({t['steps']:,} steps; batches grouped by length), gradient clipping 1.0, dropout 0.1 (BERT default),
-max {h['max_len']} tokens, cross-entropy over 2 labels, seed {h['seed']} (Python, NumPy, PyTorch), fp32,
-{h['threads']} CPU threads. Training took {t['train_seconds'] / 60:.1f} min ({t['seconds_per_step']} s/step) on 2 shared
-CPU cores; final training loss (mean of the last 50 steps) {t['final_loss_last50']}.
+max {h['max_len']} tokens, cross-entropy over 2 labels, seed {h['seed']} (Python, NumPy, PyTorch), {ran_on(h, t)[0]}.
+Training took {t['train_seconds'] / 60:.1f} min ({t['seconds_per_step']} s/step) on {ran_on(h, t)[1]}; final training
+loss (mean of the last 50 steps) {t['final_loss_last50']}{'; STOPPED EARLY by --max-minutes' if t.get('stopped_early') else ''}.
 
 Quantization: `onnxruntime.quantization.quantize_dynamic(weight_type=QInt8)` with per-channel and per-tensor weight
 scales (`quantize_dynamic` also quantizes the word-embedding Gather, which is what brings the graph to
@@ -195,12 +202,28 @@ All numbers above are copied from `metrics.json`, which the script writes.
   {100 * mp['precision']:.1f}, recall {100 * mp['recall']:.1f}): same-topic tweet pairs look alike to it. Its F1
   there is higher at a stricter cut on P(paraphrase) (see the diagnostic table); a caller that needs precision on
   tweets can raise its threshold, though that value was picked on validation data and is not a measured setting.
-- Timing: training ran on 2 CPU cores shared with other jobs, so its wall time is an upper bound.
+- Timing: training ran on {ran_on(h, t)[1]}, so its wall time is an upper bound.
 """
     return text
 
 
 # ---------------------------------------------------------------------------------------------------------------
+
+
+def cleaning_text(d: dict) -> str:
+    """MultiPIT_Auto relabeled by the teacher, and what it did: a twin student trained on the original labels."""
+    c = d.get("cleaning")
+    if not c:
+        return ""
+    f1 = {k: {v: 100 * m["f1"] for v, m in c[k].items()} for k in ("student_with_cleaned_auto", "student_with_raw_auto")}
+    sets = ", ".join(f"{v} F1 {f1['student_with_cleaned_auto'][v]:.1f} vs {f1['student_with_raw_auto'][v]:.1f}"
+                     for v in f1["student_with_cleaned_auto"])
+    return f"""
+
+MultiPIT_Auto cleaning: the teacher relabeled {c['of']:,} automatically collected pairs (all labeled paraphrases
+by the collection) and {c['flipped']:,} fell under lambda {c['lambda']} (not paraphrases; the student learns them so).
+A twin student trained the same way on the original labels, in the same run: {sets} (PyTorch, each at its own
+best cut on validation)."""
 
 
 def task_card_text(r: dict) -> str:
@@ -223,12 +246,13 @@ out by sentence groups (`turku-heldout.json`: `paramine bench classify --pairs .
         what = f"""A binary paraphrase cross-encoder distilled from the teacher `{d.get('teacher')}`: it learned the teacher's
 P(paraphrase) on {d.get('candidate_pairs', 0):,} candidate pairs (teacher mean P {d.get('teacher_mean_p')}, share
 ≥ 0.5: {d.get('teacher_positive_share')}) plus {d.get('labeled_rows', 0):,} labeled rows as one-hot targets. Base:
-{r.get('base_description') or h['base'] or DEFAULT_BASE}."""
+{r.get('base_description') or h['base'] or DEFAULT_BASE}.{cleaning_text(d)}"""
     head = ["model"] + [f"{vs} {c}" for vs in vsets for c in cols]
     stopped = " (STOPPED EARLY by --max-minutes)" if t.get("stopped_early") else ""
+    made = f"\n\nMade by {d['made_by']}." if d.get("made_by") else ""
     return f"""# {r["name"]}
 
-{what}
+{what}{made}
 
 ## Validation
 
@@ -240,9 +264,9 @@ trained on: the validation pairs and every pair sharing a sentence with them.
 ## Training
 
 {t['steps']:,} of {t['steps_planned']:,} planned steps{stopped}, batch {h['batch']}, lr {h['lr']}, {h['epochs']} epoch(s), warm-up
-{int(100 * h['warmup'])}% then linear decay, weight decay {h['weight_decay']}, max {h['max_len']} tokens, seed {h['seed']}, fp32,
-{h['threads']} CPU threads: {t['train_seconds'] / 60:.1f} min ({t['seconds_per_step']} s/step) on 2 CPU cores shared with other work
-(an upper bound). Final training loss (last 50 steps) {t['final_loss_last50']}.
+{int(100 * h['warmup'])}% then linear decay, weight decay {h['weight_decay']}, max {h['max_len']} tokens, seed {h['seed']},
+{ran_on(h, t)[0]}: {t['train_seconds'] / 60:.1f} min ({t['seconds_per_step']} s/step) on {ran_on(h, t)[1]} (an upper
+bound). Final training loss (last 50 steps) {t['final_loss_last50']}.
 
 ## Files
 
@@ -252,6 +276,6 @@ trained on: the validation pairs and every pair sharing a sentence with them.
 
 ## Limits
 
-- A short CPU run: see the step count above. The numbers are validation numbers on data the model has not seen,
+- A short run: see the step count above. The numbers are validation numbers on data the model has not seen,
   measured by the script; they are not test-set numbers.
 """

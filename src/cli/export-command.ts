@@ -54,7 +54,10 @@ export function register(program: Command): void {
       (v) => Number(v),
       0,
     )
-    .option('--index <dir>', 'the index the pairs were mined from (for --context)')
+    .option(
+      '--index <dir>',
+      'the index the pairs were mined from (for --context; pairs of sentences deleted from it since are left out)',
+    )
     .action(async (raw: Record<string, unknown>) => {
       const o = parseInput(flagsSchema, raw, 'flags');
       const split = parseSplitPlan(o.split);
@@ -75,7 +78,8 @@ export function register(program: Command): void {
         index: o.index,
       });
       const lines = [
-        `${summary.pairs} pairs exported${summary.excluded > 0 ? `, ${summary.excluded} dropped for sharing a group with the test set` : ''}`,
+        `${summary.pairs} pairs exported${summary.excluded > 0 ? `, ${summary.excluded} dropped for sharing a group with the test set` : ''}` +
+          `${summary.deleted > 0 ? `, ${summary.deleted} left out because a sentence was deleted from the index` : ''}`,
         ...summary.splits.map(
           (s) =>
             `  ${s.name}: ${s.pairs} pairs${o.groupBy === undefined ? '' : `, ${s.groups} ${o.groupBy} groups`}`,

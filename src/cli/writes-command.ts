@@ -11,7 +11,7 @@ import { addFlags, cli, flagValues } from '../config.js';
 import { CORPUS_FORMATS, type CorpusRecord, readSentences } from '../corpus/index.js';
 import { ParamineError } from '../errors.js';
 import { createProgress } from '../progress.js';
-import { type AddItem, openService } from '../service/index.js';
+import { type AddItem, type MetaFilter, openService } from '../service/index.js';
 import { parseInput } from '../validate.js';
 
 const BATCH = 256;
@@ -57,11 +57,32 @@ const deleteSchema = z
       flag: '--input <file>',
       description: 'a file of sentence ids, one a line',
     }),
+    where: z
+      .array(z.string().regex(/^[^=]+=/, 'KEY=VALUE'))
+      .optional()
+      .register(cli, {
+        flag: '--where <key=value...>',
+        description: 'every sentence whose metadata has each KEY equal to VALUE (a takedown of a source)',
+      }),
   })
-  .refine((o) => (o.ids === undefined) !== (o.input === undefined), {
-    message: 'give --ids or --input (one of them)',
+  .refine((o) => [o.ids, o.input, o.where].filter((x) => x !== undefined).length === 1, {
+    message: 'give --ids, --input or --where (one of them)',
     path: ['ids'],
   });
+
+/** `key=value` flags as a metadata filter; a value also matches its number or boolean form. */
+function filterOf(where: readonly string[]): MetaFilter {
+  const filter: Record<string, Array<string | number | boolean>> = {};
+  for (const w of where) {
+    const at = w.indexOf('=');
+    const [key, value] = [w.slice(0, at), w.slice(at + 1)];
+    const forms: Array<string | number | boolean> = [value];
+    if (value.trim() !== '' && Number.isFinite(Number(value))) forms.push(Number(value));
+    if (value === 'true' || value === 'false') forms.push(value === 'true');
+    filter[key] = [...(filter[key] ?? []), ...forms];
+  }
+  return filter;
+}
 
 function itemOf(r: CorpusRecord): AddItem {
   const { id, ...meta } = r.meta ?? {};
@@ -99,8 +120,9 @@ async function add(o: z.output<typeof addSchema>, log: (line: string) => void): 
   );
 }
 
-async function remove(o: z.output<typeof deleteSchema>, log: (line: string) => void): Promise<void> {
-  const ids =
+/** The ids of --ids or of the --input file (one a line). */
+function idsOf(o: z.output<typeof deleteSchema>): number[] {
+  return (
     o.ids ??
     readFileSync(o.input as string, 'utf8')
       .split('\n')
@@ -110,9 +132,19 @@ async function remove(o: z.output<typeof deleteSchema>, log: (line: string) => v
         if (!Number.isSafeInteger(id) || id < 0)
           throw new ParamineError('BAD_FILE', `${o.input}:${i + 1}: not a sentence id`, { field: 'input' });
         return id;
-      });
+      })
+  );
+}
+
+async function remove(o: z.output<typeof deleteSchema>, log: (line: string) => void): Promise<void> {
+  const ids = o.where === undefined ? idsOf(o) : [];
   const service = await openService({ index: o.index, model: o.model, reranker: false });
   try {
+    if (o.where !== undefined) {
+      const { deleted } = await service.writes.deleteWhere(filterOf(o.where));
+      log(`${deleted} sentences deleted from ${o.index} (metadata ${o.where.join(', ')})`);
+      return;
+    }
     const { deleted, missing } = await service.writes.delete(ids);
     log(
       `${deleted.length} sentences deleted from ${o.index}${missing.length > 0 ? `; no sentence with id ${missing.join(', ')}` : ''}`,
@@ -130,7 +162,9 @@ export function register(program: Command): void {
     addSchema,
   ).action(async () => add(parseInput(addSchema, flagValues(addCommand, addSchema), 'options'), log));
   const deleteCommand: Command = addFlags(
-    program.command('delete').description('delete sentences from a built index by id (tombstones)'),
+    program
+      .command('delete')
+      .description('delete sentences from a built index by id or by metadata (tombstones)'),
     deleteSchema,
   ).action(async () =>
     remove(parseInput(deleteSchema, flagValues(deleteCommand, deleteSchema), 'options'), log),

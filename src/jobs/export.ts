@@ -11,7 +11,7 @@ import { createReadStream, mkdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
-import { ContextReader, groupValuesOf, type SentenceContext } from '../store/index.js';
+import { ContextReader, groupValuesOf, IndexUpdates, type SentenceContext } from '../store/index.js';
 import { type ExportContext, type ExportRow, SplitSink } from './export-sink.js';
 import { assignSplits, type PairFacts, type SplitPlan } from './splits.js';
 import { JobStore, type MinedPair, type PairSide } from './store.js';
@@ -33,13 +33,16 @@ export interface ExportOptions {
   seed: number;
   /** Each side's N sentences before and after in its document, from `index` (0: none). */
   context?: number | undefined;
-  /** The index the pairs were mined from (needed for context). */
+  /** The index the pairs were mined from: context comes from it, and pairs whose sentence was deleted from it
+   * since (DELETE /v1/sentences, `paramine delete`) are left out. */
   index?: string | undefined;
 }
 
 export interface ExportSummary {
   pairs: number;
   excluded: number;
+  /** Pairs left out because a side was deleted from --index. */
+  deleted: number;
   splits: Array<{ name: string; pairs: number; groups: number }>;
   files: string[];
 }
@@ -245,13 +248,19 @@ export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
     o.excludeGroupsOf === undefined
       ? undefined
       : await excludedValues(o.excludeGroupsOf, excludeKey as string);
+  const deletedIds = o.index === undefined ? new Set<number>() : IndexUpdates.deletedIds(o.index);
+  const isDeleted = (s: PairLine['a']) => s.id !== null && deletedIds.has(s.id);
   // Pass 1: which pairs stay, their groups and times.
-  /** Per pair read: its index into facts, or -1 when excluded. */
+  /** Per pair read: its index into facts, or -1 when excluded (-2: a side deleted). */
   const factOf: number[] = [];
   const facts: PairFacts[] = [];
   let n = 0;
   for await (const p of readPairs(o.source)) {
     n++;
+    if (isDeleted(p.a) || isDeleted(p.b)) {
+      factOf.push(-2);
+      continue;
+    }
     if (p.label === undefined && o.label === undefined) {
       throw new ParamineError('BAD_INPUT', `pair ${n} has no label (the job did not rerank); give --label`, {
         field: 'label',
@@ -294,7 +303,8 @@ export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
   const files = (await Promise.all(sinks.map((s) => s.close()))).flat();
   return {
     pairs: facts.length,
-    excluded: factOf.filter((x) => x < 0).length,
+    excluded: factOf.filter((x) => x === -1).length,
+    deleted: factOf.filter((x) => x === -2).length,
     splits: sinks.map((s, si) => ({
       name: s.name,
       pairs: s.count,

@@ -30,15 +30,13 @@ export const ConfigSchema = z.looseObject({
        * and probabilities are still the model's).
        */
       rerank_order: z.enum(['probability', 'cosine']).optional(),
-      /** Rerank calibration with the bi-encoder's cosine (scripts/paramine_train/calibrate.py). */
+      /** The rerank order's mix with the bi-encoder's cosine (scripts/paramine_train/calibrate.py). */
       calibration: z
         .looseObject({
           w_logit: z.number(),
           w_cosine: z.number(),
           bias: z.number(),
           encoder: z.string().optional(),
-          /** The label cut on the calibrated probability (absent: 0.5). */
-          threshold: z.number().gt(0).lt(1).optional(),
         })
         .optional(),
     })

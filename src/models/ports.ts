@@ -27,17 +27,15 @@ export interface PairScore {
 export type Pair = readonly [string, string];
 
 /**
- * config.json's `paramine.calibration`: the rerank order and the reported paraphrase probability become
- * sigmoid(w_logit * logit(P(paraphrase)) + w_cosine * cosine + bias), fitted by the training script for the
- * bi-encoder named by `encoder`.
+ * config.json's `paramine.calibration`: the rerank order follows sigmoid(w_logit * logit(P(paraphrase)) +
+ * w_cosine * cosine + bias), fitted by the training script for the bi-encoder named by `encoder` (labels and
+ * reported probabilities stay the cross-encoder's: search/rank.ts).
  */
 export interface Calibration {
   w_logit: number;
   w_cosine: number;
   bias: number;
   encoder?: string | undefined;
-  /** The label cut on the calibrated probability (absent: 0.5). */
-  threshold?: number | undefined;
 }
 
 export interface PairScorer {

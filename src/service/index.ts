@@ -14,4 +14,10 @@ export {
   type ServiceHooks,
   type ServiceOptions,
 } from './open.js';
-export { type AddItem, type AddOutcome, SentenceWrites, type WriteStats } from './writes.js';
+export {
+  type AddItem,
+  type AddOutcome,
+  type MetaFilter,
+  SentenceWrites,
+  type WriteStats,
+} from './writes.js';

@@ -25,7 +25,7 @@ import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { ReadinessProbe } from './readiness.js';
 import { SentenceWrites } from './writes.js';
 
-export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-distilled';
+export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-distilled-300k';
 
 /** Where a front end plugs its metrics in. */
 export interface ServiceHooks {

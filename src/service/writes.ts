@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { LiveIndex } from '../index/index.js';
-import { IndexUpdates, type Meta, type NewAdd, type SentenceStore, UPDATES_DIR } from '../store/index.js';
+import {
+  IndexUpdates,
+  MAX_REPORTED_IDS,
+  type Meta,
+  type NewAdd,
+  type SentenceStore,
+  UPDATES_DIR,
+} from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
 
 export interface AddItem {
@@ -18,7 +25,12 @@ export interface AddItem {
   meta?: Meta | undefined;
   /** The client's id for this sentence (idempotent retries). */
   clientId?: string | undefined;
+  /** A live sentence this one replaces: deleted in the same durable write. */
+  replaces?: number | undefined;
 }
+
+/** Metadata a sentence must have to match: each key equal to the value, or to one of the values listed. */
+export type MetaFilter = Record<string, string | number | boolean | ReadonlyArray<string | number | boolean>>;
 
 export interface AddOutcome {
   id: number;
@@ -68,6 +80,7 @@ export class SentenceWrites {
     /** Outcomes waiting for the id of fresh[i] (its own, or a repeat of its text in this write). */
     const pending: Array<[AddOutcome, number]> = [];
     const batchKeys = new Map<string, number>();
+    const replaced: number[] = [];
     for (const [at, item] of items.entries()) {
       const text = normalize(item.text);
       if (text.trim() === '') {
@@ -79,6 +92,18 @@ export class SentenceWrites {
       const retried = item.clientId === undefined ? undefined : u.idForClient(item.clientId);
       const existing = retried ?? this.#liveId(key);
       const tag = item.clientId === undefined ? {} : { clientId: item.clientId };
+      if (item.replaces !== undefined && retried === undefined && item.replaces !== existing) {
+        if (!this.#isLive(item.replaces)) {
+          throw new ParamineError(
+            'NOT_FOUND',
+            `sentences[${at}].replaces: no sentence with id ${item.replaces}`,
+            {
+              field: `sentences.${at}.replaces`,
+            },
+          );
+        }
+        replaced.push(item.replaces);
+      }
       if (existing !== undefined) {
         out.push({ id: existing, status: retried !== undefined ? 'retried' : 'duplicate', ...tag });
         continue;
@@ -97,11 +122,35 @@ export class SentenceWrites {
       fresh.forEach((f, i) => {
         f.vector = vectors.subarray(i * dim, (i + 1) * dim);
       });
-      const { ids } = await u.add(fresh);
+      const { ids } = await u.add(fresh, replaced);
       await this.live.add(vectors, ids);
       for (const [outcome, i] of pending) outcome.id = ids[i] as number;
+    } else if (replaced.length > 0) {
+      await u.delete(replaced);
     }
     return out;
+  }
+
+  /** Live sentences (built or added) whose metadata matches `filter` (a scan: an operator's occasional call). */
+  matching(filter: MetaFilter): number[] {
+    const u = this.#open();
+    const tests = Object.entries(filter).map(([key, want]) => {
+      const allowed = new Set<unknown>(Array.isArray(want) ? want : [want]);
+      return (meta: Meta | undefined) => meta !== undefined && allowed.has(meta[key]);
+    });
+    const hit = (meta: Meta | undefined) => tests.every((test) => test(meta));
+    const ids: number[] = [];
+    for (const { id, record } of this.store.range(0, this.store.count)) {
+      if (!this.tombstones.has(id) && hit(record.meta)) ids.push(id);
+    }
+    for (const a of u.addedRange()) if (!this.tombstones.has(a.id) && hit(a.meta)) ids.push(a.id);
+    return ids;
+  }
+
+  /** Deletes every live sentence whose metadata matches (one durable write). */
+  async deleteWhere(filter: MetaFilter): Promise<{ deleted: number; ids: number[] }> {
+    const deleted = await this.#open().delete(this.matching(filter));
+    return { deleted: deleted.length, ids: deleted.slice(0, MAX_REPORTED_IDS) };
   }
 
   /** Tombstones ids; unknown ids are reported, not an error for the others. */
@@ -111,7 +160,7 @@ export class SentenceWrites {
     const missing: number[] = [];
     for (const id of ids) {
       // Live (built or added), deleted before (nothing to do), or no such sentence.
-      if (id >= 0 && id < u.nextId && this.store.get(id) !== undefined) present.push(id);
+      if (this.#isLive(id)) present.push(id);
       else if (!this.tombstones.has(id)) missing.push(id);
     }
     return { deleted: await u.delete(present), missing };
@@ -120,6 +169,10 @@ export class SentenceWrites {
   async close(): Promise<void> {
     await this.#updates?.close();
     this.#updates = undefined;
+  }
+
+  #isLive(id: number): boolean {
+    return id >= 0 && id < this.#open().nextId && this.store.get(id) !== undefined;
   }
 
   /** A live sentence (built or added) with this dedup key. */

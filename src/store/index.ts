@@ -31,5 +31,11 @@ export {
   type StoreOptions,
   type StoreOverlay,
 } from './store.js';
-export { type AddedSentence, IndexUpdates, type NewAdd, UPDATES_DIR } from './updates.js';
+export {
+  type AddedSentence,
+  IndexUpdates,
+  MAX_REPORTED_IDS,
+  type NewAdd,
+  UPDATES_DIR,
+} from './updates.js';
 export { inTxn, lmdbWrite } from './write-errors.js';

@@ -7,7 +7,7 @@
  * leaves nothing of itself. Added ids continue the index's own (base count, base count + 1, …), so every
  * reader (the store, the search, exports) sees one id space.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
@@ -17,6 +17,9 @@ import { inTxn, lmdbWrite } from './write-errors.js';
 
 /** The updates' directory inside an index directory. */
 export const UPDATES_DIR = 'updates';
+
+/** The most ids one delete takes or reports (a delete by filter counts all it deleted). */
+export const MAX_REPORTED_IDS = 10_000;
 
 interface StoredAdd {
   t: string;
@@ -100,6 +103,25 @@ export class IndexUpdates {
     }
   }
 
+  /**
+   * The ids deleted from the index in `indexDir` (empty when nothing was ever written to it), read without
+   * taking part in writes: a serving process may hold the updates open meanwhile (LMDB allows both).
+   */
+  static deletedIds(indexDir: string): Set<number> {
+    const dir = join(indexDir, UPDATES_DIR);
+    if (!existsSync(join(dir, 'data.mdb'))) return new Set();
+    const root = open({ path: dir, readOnly: true, maxDbs: 8 });
+    try {
+      const deleted = root.openDB<{ s: number; at: number }, number>({
+        name: 'deleted',
+        encoding: 'msgpack',
+      });
+      return new Set([...deleted.getKeys()]);
+    } finally {
+      void root.close();
+    }
+  }
+
   /** The next write's sequence number (0 before any write). */
   get seq(): number {
     return this.#meta.get('seq') ?? 0;
@@ -158,13 +180,17 @@ export class IndexUpdates {
     }
   }
 
-  /** Adds sentences in one durable transaction; resolves to their ids once it is on disk. */
-  add(rows: readonly NewAdd[]): Promise<{ ids: number[]; seq: number }> {
-    return this.#serial(() => this.#add(rows));
+  /**
+   * Adds sentences in one durable transaction; resolves to their ids once it is on disk. `replaced` ids are
+   * tombstoned in that same transaction (a replace is never half done).
+   */
+  add(rows: readonly NewAdd[], replaced: readonly number[] = []): Promise<{ ids: number[]; seq: number }> {
+    return this.#serial(() => this.#add(rows, replaced));
   }
 
-  async #add(rows: readonly NewAdd[]): Promise<{ ids: number[]; seq: number }> {
+  async #add(rows: readonly NewAdd[], replaced: readonly number[]): Promise<{ ids: number[]; seq: number }> {
     this.#assertOpen();
+    const gone = [...new Set(replaced)].filter((id) => !this.#tombstones.has(id));
     const at = Date.now();
     let ids: number[] = [];
     let seq = 0;
@@ -189,10 +215,12 @@ export class IndexUpdates {
           );
           inTxn(this.#dedup.put(keyHash(r.key), id));
         });
+        for (const id of gone) inTxn(this.#deleted.put(id, { s: seq, at }));
         inTxn(this.#meta.put('next', first + rows.length));
         inTxn(this.#meta.put('seq', seq + 1));
       }),
     );
+    for (const id of gone) this.#tombstones.add(id);
     return { ids, seq };
   }
 

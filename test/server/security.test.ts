@@ -58,6 +58,7 @@ t.test('with keys, every state-changing route answers 401 without a valid key', 
     'POST /v1/annotations',
     'POST /v1/jobs',
     'POST /v1/sentences',
+    'POST /v1/sentences/delete',
   ]);
   for (const r of changing) {
     for (const authorization of [undefined, 'Bearer wrong-key-0123456789', KEY, `Basic ${KEY}`, 'Bearer ']) {

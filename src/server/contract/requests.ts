@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { EXPORT_FORMATS, SCHEMES } from '../../annotations/index.js';
 import { searchOptionsSchema } from '../../search/types.js';
-import { MAX_CONTEXT } from '../../store/index.js';
+import { MAX_CONTEXT, MAX_REPORTED_IDS } from '../../store/index.js';
 import { normalize } from '../../text/index.js';
 import type { Limits } from '../context.js';
 
@@ -181,6 +181,13 @@ export const addSentencesRequest = z
               .describe(
                 'Your id for the sentence: a write retried with the same id adds nothing twice (the answer names the sentence added the first time).',
               ),
+            replaces: z
+              .int()
+              .min(0)
+              .optional()
+              .describe(
+                'The id of a live sentence this one replaces: it is deleted in the same durable write (replace = delete + add).',
+              ),
           })
           .strict(),
       )
@@ -188,6 +195,26 @@ export const addSentencesRequest = z
       .max(MAX_ADD, `at most ${MAX_ADD} sentences a write`),
   })
   .strict();
+
+const metaValue = z.union([z.string(), z.number(), z.boolean()]);
+
+/** POST /v1/sentences/delete: ids, or every sentence whose metadata matches. */
+export const deleteSentencesRequest = z
+  .object({
+    ids: z.array(z.int().min(0)).min(1).max(MAX_REPORTED_IDS).optional().describe('Sentence ids.'),
+    where: z
+      .record(z.string(), z.union([metaValue, z.array(metaValue).min(1)]))
+      .refine((w) => Object.keys(w).length > 0, 'name at least one metadata key')
+      .optional()
+      .describe(
+        'Every live sentence whose metadata has each key equal to its value (or to one of the values listed), e.g. {"source": "feed-7"}.',
+      ),
+  })
+  .strict()
+  .refine((o) => (o.ids === undefined) !== (o.where === undefined), {
+    message: 'give ids or where (one of them)',
+    path: ['ids'],
+  });
 
 // --- annotations ----------------------------------------------------------------------------------------
 

@@ -16,6 +16,12 @@ import { jobIdParams, resultsQuery, streamQuery } from '../contract/requests.js'
 
 type StreamQuery = z.output<typeof streamQuery> & { diff?: boolean; context?: number };
 
+/** A stream's lines from one read, and how many stored records that read went through. */
+interface Chunk {
+  lines: string[];
+  read: number;
+}
+
 /** How often a following stream looks for new pairs. */
 const FOLLOW_POLL_MS = 250;
 
@@ -42,7 +48,7 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   const ndjson = (
     path: string,
     query: typeof streamQuery | typeof resultsQuery,
-    read: (id: string, from: number, max: number, q: StreamQuery) => string[],
+    read: (id: string, from: number, max: number, q: StreamQuery) => Chunk,
   ) =>
     app.get(path, { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
       const { id } = parseInput(jobIdParams, req.params, 'id');
@@ -51,37 +57,48 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
       const lines = follow(q, id, (from, max) => read(id, from, max, q));
       return reply.type('application/x-ndjson').send(Readable.from(lines));
     });
-  ndjson('/v1/jobs/:id/results', resultsQuery, (id, from, max, q) =>
-    [...jobs.pairs(id, from, max)].map(({ seq, pair }) => {
-      const diff = q.diff ? { diff: pairDiff(pair.a.text, pair.b.text) } : {};
-      const n = q.context ?? 0;
-      const side = (s: typeof pair.a) => {
-        const around = n > 0 && s.id !== null ? ctx.service.context(s.id, n) : undefined;
-        return around ? { ...s, context: around } : s;
-      };
-      return `${JSON.stringify({ seq, ...pair, a: side(pair.a), b: side(pair.b), ...diff })}\n`;
-    }),
-  );
-  ndjson('/v1/jobs/:id/clusters', streamQuery, (id, from, max) =>
-    [...jobs.clusters(id, from, max)].map(({ seq, ids }) => `${JSON.stringify({ seq, ids })}\n`),
-  );
+  const { store } = ctx.service;
+  /** A sentence deleted since the job ran (DELETE /v1/sentences) leaves its pairs out of the results. */
+  const gone = (s: { id: number | null }) => s.id !== null && store.isDeleted(s.id);
+  ndjson('/v1/jobs/:id/results', resultsQuery, (id, from, max, q) => {
+    const rows = [...jobs.pairs(id, from, max)];
+    const lines = rows
+      .filter(({ pair }) => !gone(pair.a) && !gone(pair.b))
+      .map(({ seq, pair }) => {
+        const diff = q.diff ? { diff: pairDiff(pair.a.text, pair.b.text) } : {};
+        const n = q.context ?? 0;
+        const side = (s: typeof pair.a) => {
+          const around = n > 0 && s.id !== null ? ctx.service.context(s.id, n) : undefined;
+          return around ? { ...s, context: around } : s;
+        };
+        return `${JSON.stringify({ seq, ...pair, a: side(pair.a), b: side(pair.b), ...diff })}\n`;
+      });
+    return { lines, read: rows.length };
+  });
+  ndjson('/v1/jobs/:id/clusters', streamQuery, (id, from, max) => {
+    const lines = [...jobs.clusters(id, from, max)].map(
+      ({ seq, ids }) => `${JSON.stringify({ seq, ids })}\n`,
+    );
+    return { lines, read: lines.length };
+  });
 
   /** Lines from the offset; with follow, keeps reading until the job has finished and all is sent. */
   async function* follow(
     q: StreamQuery,
     id: string,
-    read: (from: number, max: number) => string[],
+    read: (from: number, max: number) => Chunk,
   ): AsyncGenerator<string> {
     let from = q.offset;
     let left = q.limit ?? Number.MAX_SAFE_INTEGER;
     for (;;) {
       const finished = FINISHED.includes(manager.get(id).state);
       const chunk = read(from, Math.min(left, 1000));
-      for (const line of chunk) yield line;
-      from += chunk.length;
-      left -= chunk.length;
+      for (const line of chunk.lines) yield line;
+      // Offsets and limits count stored records, so a resumed stream lines up whatever was left out.
+      from += chunk.read;
+      left -= chunk.read;
       if (left === 0) return;
-      if (chunk.length === 1000) continue;
+      if (chunk.read === 1000) continue;
       if (!q.follow || finished || manager.closed) return;
       await sleep(FOLLOW_POLL_MS);
     }

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { errors } from '../components.js';
 import { md } from '../md.js';
-import { addSentencesRequest, sentenceIdParams, sentenceQuery } from '../requests.js';
-import { AddedSentences, DeletedSentence, IndexInfo, Sentence } from '../schemas/info.js';
+import { addSentencesRequest, deleteSentencesRequest, sentenceIdParams, sentenceQuery } from '../requests.js';
+import { AddedSentences, DeletedSentence, DeletedSentences, IndexInfo, Sentence } from '../schemas/info.js';
 import { DomainList } from '../schemas/jobs.js';
 
 const openApiShape = z
@@ -80,6 +80,32 @@ export const infoPaths: ZodOpenApiPathsObject = {
           },
         },
         ...errors('400', '401', '413', '500', '503'),
+      },
+    },
+  },
+  '/v1/sentences/delete': {
+    post: {
+      operationId: 'deleteSentences',
+      tags: ['info'],
+      summary: 'Deletes sentences by id or by metadata (a takedown of a source): one durable write.',
+      description: md(
+        'With `where`, every live sentence (built or added) whose metadata matches is deleted: gone from',
+        'searches, job results and exports from the answer on. A scan of the store: meant for an operator,',
+        'not for every request. Needs an API key when the service has keys.',
+      ),
+      security: [{}, { bearerAuth: [] }],
+      requestBody: { required: true, content: { 'application/json': { schema: deleteSentencesRequest } } },
+      responses: {
+        '200': {
+          description: 'What was deleted.',
+          content: {
+            'application/json': {
+              schema: DeletedSentences,
+              example: { deleted: 2, ids: [17, 1446], seq: 9 },
+            },
+          },
+        },
+        ...errors('400', '401', '413', '500'),
       },
     },
   },

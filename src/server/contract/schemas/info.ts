@@ -202,6 +202,15 @@ export const AddedSentences = z
   })
   .meta({ id: 'AddedSentences' });
 
+export const DeletedSentences = z
+  .strictObject({
+    deleted: z.int().min(0).describe('Sentences deleted by this write (those deleted before not counted).'),
+    ids: z.array(z.int().min(0)).describe('Their ids (at most the first 10,000).'),
+    missing: z.array(z.int().min(0)).optional().describe('Ids asked for that name no sentence.'),
+    seq: z.int().min(0).describe("The next write's sequence number."),
+  })
+  .meta({ id: 'DeletedSentences' });
+
 export const DeletedSentence = z
   .strictObject({ id: z.int().min(0), deleted: z.boolean().describe('false: it was deleted before.') })
   .meta({ id: 'DeletedSentence' });
