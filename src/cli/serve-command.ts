@@ -86,13 +86,6 @@ export const SERVE_SETTINGS = defineSettings({
     description: 'most padded tokens (estimated) per encoder call',
     default: B.encoder.maxBatchTokens,
   },
-  bulkBatchMax: {
-    schema: int(1, 1024),
-    flag: '--bulk-batch-max <n>',
-    description:
-      'most texts per encoder call for bulk work (adds while serving, jobs): a query arriving meanwhile waits for one such call',
-    default: B.encoder.maxBulkBatch,
-  },
   batchWaitMs: {
     schema: z.coerce.number().min(0).max(1000),
     flag: '--batch-wait-ms <ms>',
@@ -232,13 +225,7 @@ export function register(program: Command, extension?: ServeExtension): void {
 function batchOptions(o: ServeOptions) {
   const common = { maxWaitMs: o.batchWaitMs, waitBudgetMs: o.waitBudgetMs };
   return {
-    batch: {
-      ...common,
-      maxBatch: o.batchMax,
-      maxQueue: o.queueMax,
-      maxBatchTokens: o.batchTokens,
-      maxBulkBatch: o.bulkBatchMax,
-    },
+    batch: { ...common, maxBatch: o.batchMax, maxQueue: o.queueMax, maxBatchTokens: o.batchTokens },
     rerankBatch: {
       ...common,
       maxBatch: o.rerankBatchMax,

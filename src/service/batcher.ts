@@ -18,11 +18,6 @@ export interface BatcherOptions<I = unknown> {
   name: string;
   /** Most items per model call; a bigger request goes alone (splitting it would only delay its answer). */
   maxBatch: number;
-  /**
-   * Most bulk items per model call (default maxBatch): a query that arrives while bulk work runs waits for
-   * that call, so smaller bulk calls bound its wait (adds while serving, jobs).
-   */
-  maxBulkBatch?: number | undefined;
   /** Longest wait to fill a batch; 0 sends what is queued at once. */
   maxWaitMs: number;
   /** Most items waiting (running ones aside); Infinity: unbounded. One request always fits an empty queue. */
@@ -142,9 +137,8 @@ export class Batcher<I, O> {
 
   async #submitBulk(items: readonly I[]): Promise<O[]> {
     const chunks: Array<Promise<O[]>> = [];
-    const size = this.#bulkBatch;
-    for (let i = 0; i < items.length; i += size) {
-      const part = items.slice(i, i + size);
+    for (let i = 0; i < items.length; i += this.#o.maxBatch) {
+      const part = items.slice(i, i + this.#o.maxBatch);
       chunks.push(
         new Promise<O[]>((resolve, reject) => {
           this.#bulk.push({ items: part, ...this.#costOf(part), resolve, reject, detach: () => {} });
@@ -211,31 +205,18 @@ export class Batcher<I, O> {
   #take(): Array<Waiting<I, O>> {
     const batch: Array<Waiting<I, O>> = [];
     const taken = { n: 0, dearest: 0 };
-    const interactive = this.#takeFrom(this.#queue, batch, taken, this.#o.maxBatch);
+    const interactive = this.#takeFrom(this.#queue, batch, taken);
     this.#queuedCost -= batch.reduce((s, w) => s + w.cost, 0);
-    const bulk = this.#takeFrom(
-      this.#bulk,
-      batch,
-      taken,
-      Math.min(this.#o.maxBatch, taken.n + this.#bulkBatch),
-    );
+    const bulk = this.#takeFrom(this.#bulk, batch, taken);
     this.#setDepth(this.#queued - interactive, this.#bulkQueued - bulk);
     return batch;
   }
 
-  get #bulkBatch(): number {
-    return Math.min(this.#o.maxBulkBatch ?? this.#o.maxBatch, this.#o.maxBatch);
-  }
-
-  /**
-   * Moves entries from `queue` into `batch` while they fit (at most `limit` items in all, and the padded
-   * cost); returns the items moved.
-   */
+  /** Moves entries from `queue` into `batch` while they fit (items and padded cost); returns the items moved. */
   #takeFrom(
     queue: Array<Waiting<I, O>>,
     batch: Array<Waiting<I, O>>,
     taken: { n: number; dearest: number },
-    limit: number,
   ): number {
     let moved = 0;
     const maxCost = this.#o.maxBatchCost ?? Number.POSITIVE_INFINITY;
@@ -243,7 +224,7 @@ export class Batcher<I, O> {
       const next = queue[0] as Waiting<I, O>;
       const n = taken.n + next.items.length;
       const dearest = Math.max(taken.dearest, next.dearest);
-      if (batch.length > 0 && (n > limit || n * dearest > maxCost)) break;
+      if (batch.length > 0 && (n > this.#o.maxBatch || n * dearest > maxCost)) break;
       batch.push(next);
       next.detach();
       taken.n = n;

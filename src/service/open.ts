@@ -59,28 +59,12 @@ export interface BatchOptions {
   waitBudgetMs?: number | undefined;
   /** Most padded tokens (estimated) per model call: one long text does not stall a batch of short ones. */
   maxBatchTokens?: number | undefined;
-  /** Most bulk inputs (adds, jobs) per model call: what a query arriving meanwhile waits for at most. */
-  maxBulkBatch?: number | undefined;
 }
 
 /** The batching defaults (`paramine serve`'s flags take theirs from here). */
 export const DEFAULT_BATCH: Record<ModelName, Required<BatchOptions>> = {
-  encoder: {
-    maxBatch: 32,
-    maxWaitMs: 2,
-    maxQueue: 512,
-    waitBudgetMs: 500,
-    maxBatchTokens: 4096,
-    maxBulkBatch: 8,
-  },
-  reranker: {
-    maxBatch: 64,
-    maxWaitMs: 2,
-    maxQueue: 1024,
-    waitBudgetMs: 500,
-    maxBatchTokens: 8192,
-    maxBulkBatch: 16,
-  },
+  encoder: { maxBatch: 32, maxWaitMs: 2, maxQueue: 512, waitBudgetMs: 500, maxBatchTokens: 4096 },
+  reranker: { maxBatch: 64, maxWaitMs: 2, maxQueue: 1024, waitBudgetMs: 500, maxBatchTokens: 8192 },
 };
 
 export interface ServiceOptions {
@@ -301,7 +285,6 @@ function batcherOptions(model: ModelName, given: BatchOptions | undefined, hooks
     maxQueue: given?.maxQueue ?? d.maxQueue,
     waitBudgetMs: given?.waitBudgetMs ?? d.waitBudgetMs,
     maxBatchCost: given?.maxBatchTokens ?? d.maxBatchTokens,
-    maxBulkBatch: given?.maxBulkBatch ?? d.maxBulkBatch,
     onBatch: (n: number, ms: number) => hooks.onBatch?.(model, n, ms),
     onQueueDepth: (n: number) => hooks.onQueueDepth?.(model, n),
     onRejected: () => hooks.onRejected?.(model),

@@ -151,26 +151,6 @@ t.test(
   },
 );
 
-t.test('bulk calls stay within maxBulkBatch, so a query waits for a small call at most', async (t) => {
-  const calls: number[][] = [];
-  const b = new Batcher<number, number>(
-    async (items) => {
-      calls.push(items);
-      await new Promise((r) => setTimeout(r, 10));
-      return items.map((x) => -x);
-    },
-    { name: 'test', maxBatch: 8, maxBulkBatch: 2, maxWaitMs: 0, maxQueue: Infinity },
-  );
-  const bulk = b.submit([1, 2, 3, 4, 5, 6, 7], { unbounded: true });
-  const query = b.submit([10, 11, 12]);
-  t.same(await Promise.all([bulk, query]), [[-1, -2, -3, -4, -5, -6, -7], [-10, -11, -12]]);
-  t.same(
-    calls,
-    [[1, 2], [10, 11, 12, 3, 4], [5, 6], [7]],
-    'bulk calls of 2; a query batch takes at most 2 bulk items into its room',
-  );
-});
-
 t.test('the batched scorer keeps the model calibration, labels and positive labels', async (t) => {
   const calibration = { w_logit: 0.5, w_cosine: 1.5, bias: -1 };
   const inner = {
