@@ -79,7 +79,7 @@ export const infoPaths: ZodOpenApiPathsObject = {
             },
           },
         },
-        ...errors('400', '401', '413', '500', '503'),
+        ...errors('400', '401', '404', '413', '500', '503'),
       },
     },
   },
