@@ -191,16 +191,8 @@ def run(a, inp: Path, work: Path, out: Path, logs: Path, report: dict, save):
     save()
 
     # 4. the chosen student, float16, in parts small enough to come back
-    from safetensors.torch import load_file, save_file
-
-    ck = work / chosen / "checkpoint"
     pack = work / "pack" / chosen
-    pack.mkdir(parents=True, exist_ok=True)
-    for f in ck.iterdir():
-        if f.suffix == ".safetensors":
-            save_file({k: v.half().contiguous() for k, v in load_file(f).items()}, pack / f.name)
-        elif f.is_file():
-            (pack / f.name).write_bytes(f.read_bytes())
+    convert_weights(work / chosen / "checkpoint", pack, "float16")
     subprocess.run(f"tar -C {pack.parent} -cf - {chosen} | split -b 15M - {out}/student.tar.part-", shell=True,
                    check=True)
     report["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -143,7 +143,7 @@ export class SentenceWrites {
     for (const { id, record } of this.store.range(0, this.store.count)) {
       if (!this.tombstones.has(id) && hit(record.meta)) ids.push(id);
     }
-    for (const a of u.addedRange()) if (!this.tombstones.has(a.id) && hit(a.meta)) ids.push(a.id);
+    for (const a of u.addedSentences()) if (!this.tombstones.has(a.id) && hit(a.meta)) ids.push(a.id);
     return ids;
   }
 

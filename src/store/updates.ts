@@ -163,11 +163,9 @@ export class IndexUpdates {
     return this.#clients.get(clientId);
   }
 
-  /** Every added sentence with its vector, in id order (what a restarted service loads). */
-  *addedRange(): Generator<AddedSentence & { vector: Float32Array }> {
+  /** Every added sentence (deleted ones too), in id order, without its vector. */
+  *addedSentences(): Generator<AddedSentence> {
     for (const { key, value } of this.#sentences.getRange()) {
-      const buf = this.#vectors.get(key) as Buffer;
-      const vector = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
       yield {
         id: key,
         text: value.t,
@@ -175,8 +173,16 @@ export class IndexUpdates {
         seq: value.s,
         at: value.at,
         ...(value.c === undefined ? {} : { clientId: value.c }),
-        vector,
       };
+    }
+  }
+
+  /** Every added sentence with its vector, in id order (what a restarted service loads). */
+  *addedRange(): Generator<AddedSentence & { vector: Float32Array }> {
+    for (const a of this.addedSentences()) {
+      const buf = this.#vectors.get(a.id) as Buffer;
+      const vector = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+      yield { ...a, vector };
     }
   }
 
