@@ -35,6 +35,7 @@ const experiments: Registrars = {
   docs: lazy(async () => (await import('./docs-bench.js')).docsBench),
   'docs-planted': lazy(async () => (await import('./docs-planted.js')).docsPlanted),
   writes: lazy(async () => (await import('./writes-bench.js')).writesBench),
+  since: lazy(async () => (await import('./since-bench.js')).sinceBench),
   split: lazy(async () => (await import('./split-bench.js')).splitBench),
 };
 

@@ -6,9 +6,11 @@
 
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { z } from 'zod';
 import { defaultOf } from '../config.js';
 import { domainRequestSchema } from '../domain/index.js';
 import { replaceFile } from '../durable.js';
@@ -20,10 +22,12 @@ import {
   type JobStore,
   jobSpecSchema,
   PRESET_NAMES,
+  pairKey,
 } from '../jobs/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
 import { DEFAULT_RERANKER, openService } from '../service/index.js';
+import { parseInput } from '../validate.js';
 
 const num = (v: string) => Number(v);
 
@@ -80,6 +84,9 @@ export interface MineFlags {
   batchSize: number;
   faissThreads: number;
   quiet: boolean;
+  since?: string;
+  reverseDepth?: number;
+  append: boolean;
 }
 
 /** The job spec the flags describe (validated by the same schema as the HTTP body). */
@@ -133,6 +140,8 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
       minCosine: o.minCosine,
       excludeSame: o.excludeSame,
       exactMax: o.exactMax,
+      since: o.since === undefined ? undefined : parseSince(o.since),
+      reverseDepth: o.reverseDepth,
     }),
     ...(o.withinGroup === undefined
       ? {}
@@ -160,6 +169,18 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
         }),
   };
   return dataDir === undefined ? { spec } : { spec, dataDir };
+}
+
+/** --since N | seq:N | id:N | an ISO time: the point after which sentences count as new. */
+function parseSince(text: string): { seq: number } | { id: number } | { time: string } {
+  const m = /^(?:(seq|id):)?(\d+)$/.exec(text.trim());
+  if (m) return m[1] === 'id' ? { id: Number(m[2]) } : { seq: Number(m[2]) };
+  if (!Number.isNaN(Date.parse(text))) return { time: new Date(text).toISOString() };
+  throw new ParamineError(
+    'BAD_INPUT',
+    "--since takes a write sequence number (N or seq:N), id:N (a previous job's untilId) or an ISO time",
+    { field: 'since' },
+  );
 }
 
 /** --window KEY:Nd (days, a date key) or KEY:N (width, a number key). */
@@ -247,6 +268,20 @@ export function mineCommand(program: Command): Command {
       '--doc-pairs <file>',
       "mine within document pairs (`paramine docs align` output): candidates only in a sentence's partner documents",
     )
+    .option(
+      '--since <point>',
+      "mine only pairs with a sentence added after this point: a write's seq (N or seq:N), id:N (the untilId the last run printed) or an ISO time",
+    )
+    .option(
+      '--reverse-depth <n>',
+      'with --since: neighbours of each new sentence checked first (see the job field)',
+      num,
+    )
+    .option(
+      '--append',
+      'add the pairs to --out, leaving out those already in it (a daily --since run)',
+      false,
+    )
     .option('--batch-size <n>', 'query sentences per checkpoint', num, 256)
     .option(
       '--faiss-threads <n>',
@@ -295,10 +330,17 @@ export async function mine(o: MineFlags): Promise<void> {
       );
     }
     const clustersFile = `${o.out.replace(/\.jsonl?$/, '')}.clusters.jsonl`;
+    const kept = o.append ? await existingPairs(o.out) : { lines: [], keys: new Set<string>() };
+    let appended = 0;
     await writeLines(
       o.out,
       (function* () {
-        for (const { seq, pair } of store.pairs(job.id)) yield `${JSON.stringify({ seq, ...pair })}\n`;
+        yield* kept.lines;
+        for (const { pair } of store.pairs(job.id)) {
+          if (pair.a.id !== null && pair.b.id !== null && kept.keys.has(pairKey(pair.a.id, pair.b.id)))
+            continue;
+          yield `${JSON.stringify({ seq: kept.lines.length + appended++, ...pair })}\n`;
+        }
       })(),
     );
     if (end.clusters !== undefined) {
@@ -314,7 +356,10 @@ export async function mine(o: MineFlags): Promise<void> {
     const secs = (Date.now() - started) / 1000;
     process.stdout.write(
       [
-        `${end.pairs} pairs from ${end.total} sentences written to ${o.out}`,
+        o.append
+          ? `${appended} new pairs from ${end.total} sentences added to ${o.out} (${kept.lines.length} there before)`
+          : `${end.pairs} pairs from ${end.total} sentences written to ${o.out}`,
+        `  sentences up to id ${(end.spec.untilId ?? 0) - 1}: next time --since id:${end.spec.untilId}`,
         ...(end.clusters === undefined ? [] : [`  ${end.clusters} clusters written to ${clustersFile}`]),
         `  wall time ${formatDuration(secs)}, ${(end.rate ?? 0).toFixed(0)} sentences/s mining, peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`,
         '',
@@ -346,6 +391,31 @@ async function startOrResume(
   manager.resume();
   return existing;
 }
+
+/** The lines of an earlier --out (empty when there is none) and their pairs' keys. */
+async function existingPairs(path: string): Promise<{ lines: string[]; keys: Set<string> }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as { code?: string }).code === 'ENOENT') return { lines: [], keys: new Set() };
+    throw e;
+  }
+  const lines: string[] = [];
+  const keys = new Set<string>();
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    const row = parseInput(minedLine, JSON.parse(line), `${path}:${i + 1}`);
+    if (row.a.id !== null && row.b.id !== null) keys.add(pairKey(row.a.id, row.b.id));
+    lines.push(`${line}\n`);
+  });
+  return { lines, keys };
+}
+
+const minedLine = z.looseObject({
+  a: z.looseObject({ id: z.number().int().nullable() }),
+  b: z.looseObject({ id: z.number().int().nullable() }),
+});
 
 /** Writes durably under a temporary name and renames, so the output is either whole or absent. */
 async function writeLines(path: string, lines: Iterable<string>): Promise<void> {

@@ -12,7 +12,7 @@ import { buildApp } from '../server/app.js';
 import { DEFAULT_LIMITS } from '../server/context.js';
 import { loadApiKeys } from '../server/keys.js';
 import { Metrics } from '../server/metrics.js';
-import { DEFAULT_BATCH, DEFAULT_RERANKER, openService } from '../service/index.js';
+import { DEFAULT_BATCH, DEFAULT_RERANKER, openService, SEAL_AT } from '../service/index.js';
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const B = DEFAULT_BATCH;
@@ -165,6 +165,13 @@ export const SERVE_SETTINGS = defineSettings({
       "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
     default: false,
   },
+  sealAt: {
+    schema: int(1),
+    flag: '--seal-at <n>',
+    description:
+      "seal added sentences into a segment of the build's kind (IVF-PQ with its trained quantizers) once this many are in the growing exact one",
+    default: SEAL_AT,
+  },
   jobsDir: {
     schema: z.string().min(1).optional(),
     flag: '--jobs-dir <dir>',
@@ -254,6 +261,7 @@ async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
     verify: o.verify,
     spinning: o.ortSpin,
     hooks: metrics.hooks,
+    seal: { sealAt: o.sealAt, onSealError: (e) => log?.error({ err: e }, 'sealing added sentences failed') },
   });
   let shuttingDown = false;
   let log: FastifyBaseLogger | undefined;

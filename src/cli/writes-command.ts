@@ -34,6 +34,11 @@ const addSchema = z.object({
     flag: '--format <format>',
     description: "every input's format, where its extension does not say it",
   }),
+  seal: z.boolean().default(false).register(cli, {
+    flag: '--seal',
+    description:
+      "seal every added sentence into a segment of the build's kind at the end (else: once the growing segment reaches the serve default)",
+  }),
   quiet: z.boolean().default(false).register(cli, { flag: '--quiet', description: 'no progress bar' }),
 });
 
@@ -96,6 +101,7 @@ function itemOf(r: CorpusRecord): AddItem {
 async function add(o: z.output<typeof addSchema>, log: (line: string) => void): Promise<void> {
   const service = await openService({ index: o.index, model: o.model, reranker: false });
   const counts = { added: 0, duplicate: 0, retried: 0 };
+  let sealed = 0;
   const progress = createProgress({ label: 'adding', unit: 'sentences', quiet: o.quiet });
   try {
     let batch: AddItem[] = [];
@@ -111,12 +117,14 @@ async function add(o: z.output<typeof addSchema>, log: (line: string) => void): 
       if (batch.length === BATCH) await flush();
     }
     if (batch.length > 0) await flush();
+    if (o.seal) sealed = await service.writes.seal();
   } finally {
     progress.stop();
     await service.close();
   }
   log(
-    `${counts.added} sentences added to ${o.index}, ${counts.duplicate} already there, ${counts.retried} added before (same id)`,
+    `${counts.added} sentences added to ${o.index}, ${counts.duplicate} already there, ${counts.retried} added before (same id)` +
+      (o.seal ? `; ${sealed} sealed` : ''),
   );
 }
 

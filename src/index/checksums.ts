@@ -14,7 +14,6 @@ import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sha256File } from '../durable.js';
 import { ParamineError } from '../errors.js';
-import type { Manifest } from './manifest.js';
 
 export type VerifyMode = 'auto' | 'full' | 'sampled' | 'off';
 
@@ -52,7 +51,8 @@ export async function fileDigest(path: string): Promise<FileDigest> {
   return { sha256: await sha256File(path), bytes: size, sampleSha256: await sampleSha256(path, size) };
 }
 
-type Checked = {
+/** A file and the checksums recorded for it (a manifest's shards and vectors, a sealed segment's files). */
+export type Checked = {
   file: string;
   sha256?: string | undefined;
   bytes?: number | undefined;
@@ -94,10 +94,10 @@ async function verifyFile(dir: string, f: Checked, full: boolean): Promise<void>
     throw bad(path, f.file, "sampled blocks differ from the manifest's checksum");
 }
 
-/** Checks the files the manifest gives checksums for (see the module doc for the modes). */
+/** Checks the files a manifest (or a sealed segment's record) gives checksums for (see the module doc for the modes). */
 export async function verifyChecksums(
   dir: string,
-  manifest: Manifest,
+  manifest: { shards: readonly Checked[]; vectors?: Checked | undefined },
   mode: VerifyMode = 'auto',
 ): Promise<void> {
   if (mode === 'off') return;

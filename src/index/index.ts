@@ -57,6 +57,15 @@ export {
   VECTORS_FILE,
 } from './manifest.js';
 export {
+  closeSegment,
+  type OpenSegment,
+  openSegment,
+  quantizationFit,
+  type SegmentFit,
+  type SegmentInfo,
+  sealSegment,
+} from './segment.js';
+export {
   type ModelRef,
   type OpenOptions,
   ShardedIndex,

@@ -1,19 +1,41 @@
 /**
- * A built index that takes writes while it serves: sentences added since the build sit in a growing
- * exact segment (FAISS `IDMap,Flat`: searchable the moment they are added, exact at any setting), deleted
- * ids are tombstones filtered out of every answer. A search asks the built shards for k plus as many more
- * as there are tombstones (up to MAX_OVERFETCH) and the segment for k, drops the deleted, and merges by
- * score. Sealing the segment into IVF-PQ with the build's trained template, and compaction, are the
- * next steps (issue #30).
+ * A built index that takes writes while it serves: sentences added since the build sit first in a growing
+ * exact segment (FAISS `IDMap,Flat`: searchable the moment they are added, exact at any setting), then in
+ * sealed segments of the build's own kind (segment.ts), searched beside the shards at the same settings
+ * and re-scored exactly; deleted ids are tombstones filtered out of every answer. A search asks the built
+ * shards and the sealed segments for k plus as many more as there are tombstones (up to MAX_OVERFETCH),
+ * drops the deleted, and merges by score.
+ *
+ * Each search takes the segments as they are when it starts (one synchronous read of `#view`); a seal
+ * swaps in a new view at once, and an index it retires is closed by FAISS only after the searches still
+ * running on it finish (the binding defers close).
  */
 import { createIndex, type FaissIndex, type Metric, type SearchResult } from '../native/index.js';
+import { closeSegment, type OpenSegment, searchSegment } from './segment.js';
 import type { ShardedIndex, ShardSearchParams } from './sharded.js';
 
 /** Most extra neighbours a search asks the built shards for, to make up for deleted ones. */
 export const MAX_OVERFETCH = 1024;
 
+interface View {
+  sealed: readonly OpenSegment[];
+  growing: FaissIndex | undefined;
+}
+
+/** Rows added to the growing segment, kept so a seal can rebuild it without the rows sealed. */
+interface Rows {
+  ids: number[];
+  vectors: Float32Array;
+}
+
 export class LiveIndex {
-  #segment: FaissIndex | undefined;
+  #view: View = { sealed: [], growing: undefined };
+  /** What the growing segment holds, in add order. */
+  #rows: Rows[] = [];
+  /** Ids below this are in sealed segments (or the build): a late add of one of them is already there. */
+  #sealedTo = 0;
+  /** Adds and seals one at a time, so a seal's swap never loses an add made while it ran. */
+  #lock: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly base: ShardedIndex,
@@ -31,42 +53,110 @@ export class LiveIndex {
 
   /** Vectors in the growing segment (deleted ones included until compaction). */
   get segmentSize(): number {
-    return this.#segment?.ntotal ?? 0;
+    return this.#view.growing?.ntotal ?? 0;
+  }
+
+  /** The sealed segments searched beside the shards. */
+  get sealed(): readonly OpenSegment[] {
+    return this.#view.sealed;
   }
 
   /** Adds vectors (n x dim, row-major) under their ids to the growing segment. */
-  async add(vectors: Float32Array, ids: readonly number[]): Promise<void> {
-    if (ids.length === 0) return;
-    this.#segment ??= createIndex('IDMap,Flat', this.dim, this.metric);
-    await this.#segment.add(
-      vectors,
-      BigInt64Array.from(ids, (id) => BigInt(id)),
-    );
+  add(vectors: Float32Array, ids: readonly number[]): Promise<void> {
+    return this.#serial(async () => {
+      const keep = ids.flatMap((id, i) => (id >= this.#sealedTo ? [i] : []));
+      if (keep.length === 0) return;
+      const dim = this.dim;
+      const rows: Rows =
+        keep.length === ids.length
+          ? { ids: [...ids], vectors: vectors.slice(0, ids.length * dim) }
+          : { ids: keep.map((i) => ids[i] as number), vectors: gatherRows(vectors, keep, dim) };
+      const growing = this.#view.growing ?? createIndex('IDMap,Flat', dim, this.metric);
+      await growing.add(
+        rows.vectors,
+        BigInt64Array.from(rows.ids, (id) => BigInt(id)),
+      );
+      this.#rows.push(rows);
+      if (this.#view.growing !== growing) this.#view = { ...this.#view, growing };
+    });
+  }
+
+  /**
+   * Puts a sealed segment (ids first .. first + count - 1) in service: searches see it at once, and the
+   * growing segment is rebuilt without its ids (the last step of a seal, or a restart's load).
+   */
+  adopt(segment: OpenSegment): Promise<void> {
+    return this.#serial(async () => {
+      const end = segment.info.first + segment.info.count;
+      this.#sealedTo = Math.max(this.#sealedTo, end);
+      const kept = this.#rows.flatMap((r) => {
+        const keep = r.ids.flatMap((id, i) => (id >= end || id < segment.info.first ? [i] : []));
+        if (keep.length === r.ids.length) return [r];
+        return keep.length === 0
+          ? []
+          : [{ ids: keep.map((i) => r.ids[i] as number), vectors: gatherRows(r.vectors, keep, this.dim) }];
+      });
+      let growing: FaissIndex | undefined;
+      if (kept.length > 0) {
+        growing = createIndex('IDMap,Flat', this.dim, this.metric);
+        for (const r of kept) {
+          await growing.add(
+            r.vectors,
+            BigInt64Array.from(r.ids, (id) => BigInt(id)),
+          );
+        }
+      }
+      const old = this.#view.growing;
+      this.#rows = kept;
+      this.#view = { sealed: [...this.#view.sealed, segment], growing };
+      await old?.close();
+    });
+  }
+
+  /** The growing segment's rows with ids from `first` on, in id order (what a seal writes). */
+  growingFrom(first: number): { first: number; ids: number[]; vectors: Float32Array } {
+    const dim = this.dim;
+    const all = this.#rows.flatMap((r) => r.ids.map((id, i) => ({ id, r, i }))).filter((x) => x.id >= first);
+    all.sort((a, b) => a.id - b.id);
+    const vectors = new Float32Array(all.length * dim);
+    all.forEach((x, j) => {
+      vectors.set(x.r.vectors.subarray(x.i * dim, (x.i + 1) * dim), j * dim);
+    });
+    return { first, ids: all.map((x) => x.id), vectors };
   }
 
   async search(queries: Float32Array, k: number, options: ShardSearchParams = {}): Promise<SearchResult> {
+    const view = this.#view;
     const dead = this.tombstones.size;
-    if (dead === 0 && this.#segment === undefined) return this.base.search(queries, k, options);
+    if (dead === 0 && view.growing === undefined && view.sealed.length === 0) {
+      return this.base.search(queries, k, options);
+    }
     const n = queries.length / this.dim;
     const deep = k + Math.min(dead, MAX_OVERFETCH);
-    const [built, grown] = await Promise.all([
-      this.base.search(queries, deep, options),
-      this.#segment?.search(queries, k),
+    // Sealed segments are searched at the shards' settings and re-scored from their exact vectors.
+    const plan = this.base.searchPlan(deep, options, true);
+    const parts = await Promise.all([
+      this.base.search(queries, deep, options).then((r) => ({ r, width: deep })),
+      ...view.sealed.map((s) =>
+        searchSegment(s, queries, deep, plan.fetch, plan.params, this.metric).then((r) => ({
+          r,
+          width: deep,
+        })),
+      ),
+      ...(view.growing ? [view.growing.search(queries, k).then((r) => ({ r, width: k }))] : []),
     ]);
     const better = this.metric === 'ip' ? (a: number, b: number) => b - a : (a: number, b: number) => a - b;
     const distances = new Float32Array(n * k);
     const ids = new BigInt64Array(n * k).fill(-1n);
     for (let q = 0; q < n; q++) {
       const row: Array<{ id: bigint; d: number }> = [];
-      const take = (r: SearchResult, width: number) => {
+      for (const { r, width } of parts) {
         for (let j = 0; j < width; j++) {
           const id = r.ids[q * width + j] as bigint;
           if (id >= 0n && !this.tombstones.has(Number(id)))
             row.push({ id, d: r.distances[q * width + j] as number });
         }
-      };
-      take(built, deep);
-      if (grown) take(grown, k);
+      }
       row.sort((x, y) => better(x.d, y.d));
       row.slice(0, k).forEach((h, j) => {
         ids[q * k + j] = h.id;
@@ -77,7 +167,24 @@ export class LiveIndex {
   }
 
   async close(): Promise<void> {
-    await this.#segment?.close();
-    this.#segment = undefined;
+    await this.#lock.catch(() => undefined);
+    const view = this.#view;
+    this.#view = { sealed: [], growing: undefined };
+    this.#rows = [];
+    await Promise.all([view.growing?.close(), ...view.sealed.map(closeSegment)]);
   }
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#lock.then(work, work);
+    this.#lock = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function gatherRows(vectors: Float32Array, rows: readonly number[], dim: number): Float32Array {
+  const out = new Float32Array(rows.length * dim);
+  rows.forEach((r, j) => {
+    out.set(vectors.subarray(r * dim, (r + 1) * dim), j * dim);
+  });
+  return out;
 }

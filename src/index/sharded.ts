@@ -193,10 +193,27 @@ export class ShardedIndex {
    * max(k, MAX_K), then the exact top k of them); the merged top k is exact with respect to the shards.
    */
   async search(queries: Float32Array, k: number, options: ShardSearchParams = {}): Promise<SearchResult> {
+    const rescore = this.#vectors !== undefined && options.refine !== false;
+    const { params, fetch } = this.searchPlan(k, options, rescore);
+    const nq = queries.length / this.dim;
+    const parts = await Promise.all(this.#shards.map((s) => s.search(queries, fetch, params)));
+    const merged = parts.length === 1 ? parts[0]! : mergeTopK(parts, nq, fetch, this.metric);
+    if (!rescore) return merged;
+    return (this.#vectors as HalfVectors).rescore(queries, merged.ids, k, this.metric);
+  }
+
+  /**
+   * The shards' search parameters for a call (defaults from the manifest and its operating points) and
+   * how many candidates each returns: k, or k * kFactor when they are re-scored exactly afterwards.
+   */
+  searchPlan(
+    k: number,
+    options: ShardSearchParams = {},
+    rescore = this.#vectors !== undefined && options.refine !== false,
+  ): { params: AnnSearchParams; fetch: number } {
     const d = { ...this.manifest.search, ...this.pointFor(options.recall) };
     const kFactor = options.kFactor ?? d.kFactor;
     const efSearch = options.efSearch ?? d.efSearch;
-    const rescore = this.#vectors !== undefined && options.refine !== false;
     const params: AnnSearchParams = {
       nprobe: options.nprobe ?? d.nprobe,
       // When re-scoring from vectors.f16 the shards already return k * kFactor candidates: a factory's
@@ -205,12 +222,30 @@ export class ShardedIndex {
       ...(efSearch === undefined ? {} : { efSearch }),
       ...(options.ids === undefined ? {} : { ids: options.ids }),
     };
-    const fetch = rescore ? Math.max(k, Math.min(Math.ceil(k * kFactor), maxK())) : k;
-    const nq = queries.length / this.dim;
-    const parts = await Promise.all(this.#shards.map((s) => s.search(queries, fetch, params)));
-    const merged = parts.length === 1 ? parts[0]! : mergeTopK(parts, nq, fetch, this.metric);
-    if (!rescore) return merged;
-    return (this.#vectors as HalfVectors).rescore(queries, merged.ids, k, this.metric);
+    return { params, fetch: rescore ? Math.max(k, Math.min(Math.ceil(k * kFactor), maxK())) : k };
+  }
+
+  /**
+   * An empty index with the build's trained quantizers (a clone of a shard without its vectors): what
+   * added sentences are sealed into. A memory-mapped shard is read once more, unmapped, to clone it.
+   */
+  async template(): Promise<FaissIndex> {
+    const shard = this.#shards[0] as FaissIndex;
+    if (!shard.readOnly) return shard.cloneEmpty();
+    const copy = await readIndex(join(this.dir, (this.manifest.shards[0] as { file: string }).file));
+    try {
+      return await copy.cloneEmpty();
+    } finally {
+      await copy.close();
+    }
+  }
+
+  /** Up to `n` of the build's kept vectors, evenly spread (undefined without vectors.f16). */
+  async sampleVectors(n: number): Promise<Float32Array | undefined> {
+    const v = this.#vectors;
+    if (v === undefined || v.count === 0) return undefined;
+    const take = Math.min(n, v.count);
+    return v.gather(BigInt64Array.from({ length: take }, (_, i) => BigInt(Math.floor((i * v.count) / take))));
   }
 
   /** The search settings of the operating point for `recall` (undefined: none asked, or exact index). */

@@ -1,7 +1,7 @@
 export { pairKey, UnionFind } from './cluster.js';
 export { JobManager, type JobRunner, type JobStatus, type ManagerOptions } from './manager.js';
 export { NeighbourhoodMeans, ratioMargin } from './margin.js';
-export { MAX_FILE_SENTENCES, resolveDataPath } from './queries.js';
+export { type AddedSentences, MAX_FILE_SENTENCES, resolveDataPath } from './queries.js';
 export { type JobContext, runJob } from './runner.js';
 export {
   effectiveFilter,

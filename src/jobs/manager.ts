@@ -7,9 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { diskFullOr, ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
-import { openJobSource } from './grouped-source.js';
 import { checkJobScope } from './pairs.js';
-import { type JobContext, runJob, sourceParts } from './runner.js';
+import { type JobContext, nextIdOf, openJobQueries, runJob } from './runner.js';
 import { type JobSpecInput, jobSpecSchema } from './spec.js';
 import { FINISHED, type JobRecord, type JobStore } from './store.js';
 
@@ -105,10 +104,18 @@ export class JobManager {
     // A span model that is not there fails the request, not the job later.
     if (spec.subSentence?.method === 'span') resolveModelDir(spec.subSentence.model, 'subSentence.model');
     // Opening the source checks the scope (range bounds, data-directory paths) and counts its sentences.
-    const source = await openJobSource(spec, sourceParts(this.ctx), this.ctx.groups);
+    // The sentences there now are the job's; those added later are the next `since` job's.
+    const until = nextIdOf(this.ctx);
+    if (spec.untilId !== undefined && spec.untilId > until) {
+      throw new ParamineError('BAD_INPUT', `untilId ${spec.untilId} is past the index's ${until} sentences`, {
+        field: 'untilId',
+      });
+    }
+    const pinned = { ...spec, untilId: spec.untilId ?? until, index: this.ctx.index.name };
+    const source = await openJobQueries(pinned, this.ctx);
     const job: JobRecord = {
       id: randomUUID(),
-      spec: { ...spec, index: this.ctx.index.name },
+      spec: pinned,
       index: { name: this.ctx.index.name, identity: this.ctx.index.identity },
       state: 'queued',
       createdAt: new Date().toISOString(),

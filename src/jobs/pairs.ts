@@ -93,6 +93,25 @@ export function checkJobScope(
   const scope = effectiveScope(spec);
   const docPairs = spec.docPairs && { key: spec.docPairs.docKey, partners: new Map() };
   checkScope({ ...scope, exactMax: 0, docPairs }, tables);
+  if (spec.since !== undefined) {
+    const clash =
+      spec.scope.kind !== 'all'
+        ? 'scope (only `all`)'
+        : spec.margin !== undefined
+          ? 'margin'
+          : scope.withinGroup.length > 0
+            ? 'withinGroup'
+            : scope.window !== undefined
+              ? 'window'
+              : spec.docPairs !== undefined
+                ? 'docPairs'
+                : undefined;
+    if (clash !== undefined) {
+      throw new ParamineError('BAD_INPUT', `since cannot be combined with ${clash}`, { field: 'since' });
+    }
+  } else if (spec.reverseDepth !== undefined) {
+    throw new ParamineError('BAD_INPUT', 'reverseDepth goes with since', { field: 'reverseDepth' });
+  }
   const filter = effectiveFilter(spec);
   const named = filterLabels(filter);
   if (named.length > 0 && spec.rerank === undefined) {

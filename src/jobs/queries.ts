@@ -32,20 +32,59 @@ export interface QuerySource {
   batch(start: number, count: number): Promise<QueryBatch>;
 }
 
+/** The sentences added to the index since its build (POST /v1/sentences, `paramine add`). */
+export interface AddedSentences {
+  /** Sentences in the build: added ids run from here. */
+  readonly base: number;
+  /** The id the next add gets. */
+  readonly nextId: number;
+  /** The first added id written at or after `since` (nextId when there is none). */
+  firstSince(since: { seq: number } | { time: string } | { id: number }): number;
+  /** Their embeddings (ids.length x dim), as they were added. */
+  vectors(ids: readonly number[]): Float32Array;
+}
+
 export interface SourceParts {
   store: SentenceStore;
   encoder: Embedder;
   vectors?: VectorFile | undefined;
+  /** The job's sentences: ids below this (the build's, and those added before the job started). */
   ntotal: number;
+  /** Sentences added since the build, if any. */
+  added?: AddedSentences | undefined;
   dataDir?: string | undefined;
 }
 
-/** Rows for these index ids: from the kept embeddings when there are some, else encoded again. */
+/** Rows for these index ids: from the kept or added embeddings when there are some, else encoded again. */
 export async function vectorsForIds(
   parts: SourceParts,
   ids: readonly number[],
   texts?: readonly string[],
 ): Promise<Float32Array> {
+  const added = parts.added;
+  if (added !== undefined && ids.some((id) => id >= added.base)) {
+    // Added sentences' embeddings are in the updates; the built ones as usual, then put in place.
+    const builtAt = ids.flatMap((id, i) => (id < added.base ? [i] : []));
+    const addedAt = ids.flatMap((id, i) => (id >= added.base ? [i] : []));
+    const built =
+      builtAt.length === 0
+        ? new Float32Array(0)
+        : await vectorsForIds(
+            { ...parts, added: undefined },
+            builtAt.map((i) => ids[i] as number),
+            texts && builtAt.map((i) => texts[i] as string),
+          );
+    const fresh = added.vectors(addedAt.map((i) => ids[i] as number));
+    const dim = (built.length + fresh.length) / ids.length;
+    const out = new Float32Array(ids.length * dim);
+    builtAt.forEach((i, j) => {
+      out.set(built.subarray(j * dim, (j + 1) * dim), i * dim);
+    });
+    addedAt.forEach((i, j) => {
+      out.set(fresh.subarray(j * dim, (j + 1) * dim), i * dim);
+    });
+    return out;
+  }
   if (parts.vectors) return parts.vectors.readIds(ids);
   const t = texts ?? (await parts.store.getMany(ids)).map((r) => r?.text ?? '');
   return parts.encoder.encode([...t]);

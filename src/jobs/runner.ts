@@ -20,8 +20,16 @@ import { pairKey, UnionFind } from './cluster.js';
 import { openJobSource } from './grouped-source.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
 import { acceptsPair, annOptionsOf, excludedBySameKey, searchOptionsOf } from './pairs.js';
-import { type QueryBatch, resolveDataPath, type SourceParts, vectorsForIds } from './queries.js';
+import {
+  type AddedSentences,
+  type QueryBatch,
+  type QuerySource,
+  resolveDataPath,
+  type SourceParts,
+  vectorsForIds,
+} from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
+import { openSinceSource, type SinceSource } from './since.js';
 import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
 import { bestClausePairs, type SubSentencePair, spanModelPairs } from './subsentence.js';
@@ -38,6 +46,10 @@ export interface JobContext {
   /** The index's group tables (withinGroup and window scopes read them), if it has any. */
   groups?: GroupTables | undefined;
   index: { name: string; identity: string; ntotal: number };
+  /** Sentences added since the build (jobs query them too, and `since` mines only them). */
+  added?: AddedSentences | undefined;
+  /** The index with its writes (sealed and growing segments, tombstones): what `since` searches. */
+  live?: AnnIndex | undefined;
   dataDir?: string | undefined;
 }
 
@@ -47,14 +59,32 @@ export interface RunControl {
   onBatch?(job: JobRecord): void;
 }
 
-export function sourceParts(ctx: JobContext): SourceParts {
+/** What a job's sentences are read from: ids below the job's `untilId` (or the build's count). */
+export function sourceParts(ctx: JobContext, spec?: Pick<JobSpec, 'untilId'>): SourceParts {
   return {
     store: ctx.store,
     encoder: ctx.encoder,
     vectors: ctx.vectors,
-    ntotal: ctx.index.ntotal,
+    ntotal: spec?.untilId ?? ctx.index.ntotal,
+    added: ctx.added,
     dataDir: ctx.dataDir,
   };
+}
+
+/** The id the next added sentence gets: a new job's `untilId`. */
+export function nextIdOf(ctx: JobContext): number {
+  return ctx.added?.nextId ?? ctx.index.ntotal;
+}
+
+/** A job's query sentences: only what is new for `since`, else its scope's (creation and every run alike). */
+export function openJobQueries(
+  spec: JobSpec,
+  ctx: JobContext,
+  parts = sourceParts(ctx, spec),
+): Promise<QuerySource | SinceSource> {
+  return spec.since === undefined
+    ? openJobSource(spec, parts, ctx.groups)
+    : openSinceSource(spec, spec.since, parts, ctx.live ?? ctx.ann);
 }
 
 /** The key of a pair: index ids when both sides have one, else the query's dedup key. */
@@ -75,8 +105,8 @@ export async function runJob(
       `job ${initial.id} was started on another build of index ${initial.index.name}; start a new job`,
     );
   }
-  const parts = sourceParts(ctx);
-  const source = await openJobSource(spec, parts, ctx.groups);
+  const parts = sourceParts(ctx, spec);
+  const source = await openJobQueries(spec, ctx, parts);
   if (source.total !== initial.total) {
     throw new ParamineError(
       'CONFLICT',
@@ -90,10 +120,11 @@ export async function runJob(
     spec,
     options: searchOptionsOf(spec),
     margins: spec.margin
-      ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, annOptionsOf(spec), ctx.index.ntotal)
+      ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, annOptionsOf(spec), parts.ntotal)
       : undefined,
     scoped: await scopedSearch(ctx, spec),
     span: undefined,
+    firstNew: 'first' in source ? (source as SinceSource).first : undefined,
   };
   try {
     const sub = spec.subSentence;
@@ -190,6 +221,8 @@ interface BatchRun {
   scoped: ScopedSearch | undefined;
   /** The span model of `subSentence: {method: "span"}`. */
   span: SpanModel | undefined;
+  /** A `since` job: queries older than this id keep only candidates from it on. */
+  firstNew: number | undefined;
 }
 
 /** One batch's new pairs by key: searched, group- and pair-deduplicated, margin-filtered. */
@@ -205,6 +238,10 @@ async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Pro
     keep: (q, c) => {
       const qId = batch.ids[q] ?? null;
       if (qId === c.id || batch.deleted?.has(q)) return false;
+      // Sentences added after the job started are not part of it (the next `since` job has them).
+      if (c.id >= run.parts.ntotal) return false;
+      if (run.firstNew !== undefined && qId !== null && qId < run.firstNew && c.id < run.firstNew)
+        return false;
       if (!scoped && excludedBySameKey(scope.excludeSame, batch.metas[q], c.meta)) return false;
       const key = keyOf(qId, batch.texts[q] as string, c.id);
       return !accepted.has(key) && !run.jobs.hasPair(job.id, key);

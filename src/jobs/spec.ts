@@ -9,6 +9,10 @@ import { type LexicalFilter, lexicalFilterSchema } from '../search/lexical.js';
 import { alignOptionsSchema } from './align.js';
 
 export const MAX_JOB_K = 100;
+/** Most neighbours of a new sentence a `since` job checks (reverseDepth). */
+export const MAX_REVERSE_DEPTH = 1024;
+/** reverseDepth's default for a job of k neighbours. */
+export const defaultReverseDepth = (k: number): number => Math.min(MAX_REVERSE_DEPTH, Math.max(10 * k, 100));
 export const MAX_INLINE_SENTENCES = 10_000;
 
 /** The papers' pair filters by name; explicit `filter` fields override them. */
@@ -281,6 +285,54 @@ export const jobSpecSchema = z
       .max(4096)
       .default(128)
       .describe('Query sentences per checkpoint (smaller batches interleave better with queries).'),
+    since: z
+      .union([
+        z.strictObject({
+          seq: z.number().int().min(0).describe('A write sequence number (`seq` of POST /v1/sentences).'),
+        }),
+        z.strictObject({
+          time: z.iso.datetime({ offset: true }).describe('Sentences written at or after this time.'),
+        }),
+        z.strictObject({
+          id: z
+            .number()
+            .int()
+            .min(0)
+            .describe('Sentences with this id and later (a previous job’s `untilId`).'),
+        }),
+      ])
+      .optional()
+      .describe(
+        lines(
+          'Mine only what is new: the pairs with at least one sentence added since this point (each new',
+          'sentence against all; the sentences whose top k now holds a new one, against the new ones), with',
+          'the same k, filters and domain: the pairs a full re-mine finds that involve a new sentence. Only',
+          'with scope `all`, without margin, withinGroup, window or docPairs.',
+        ),
+      ),
+    reverseDepth: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_REVERSE_DEPTH)
+      .optional()
+      .describe(
+        lines(
+          'With `since`: how many neighbours of each new sentence are checked for holding it in their own',
+          'top k (default max(10 k, 100)); a sentence farther from every new one than this is not re-queried.',
+        ),
+      ),
+    untilId: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        lines(
+          'Sentences with this id or later are not part of the job (set when it is created: the sentences',
+          'added after it started; give it as `since: {id}` to the next job so nothing is mined twice or lost).',
+        ),
+      ),
   })
   .strict()
   .meta({ id: 'JobRequest' });

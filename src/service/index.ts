@@ -18,6 +18,8 @@ export {
   type AddItem,
   type AddOutcome,
   type MetaFilter,
+  SEAL_AT,
+  type SealOptions,
   SentenceWrites,
   type WriteStats,
 } from './writes.js';

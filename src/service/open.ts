@@ -23,7 +23,7 @@ import {
 } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { ReadinessProbe } from './readiness.js';
-import { SentenceWrites } from './writes.js';
+import { type SealOptions, SentenceWrites } from './writes.js';
 
 export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-distilled-300k';
 
@@ -69,6 +69,8 @@ export const DEFAULT_BATCH: Record<ModelName, Required<BatchOptions>> = {
 
 export interface ServiceOptions {
   index: string;
+  /** Seal the growing segment of added sentences at this size (default SEAL_AT), and what to do when a seal fails. */
+  seal?: SealOptions | undefined;
   /** Encoder name or directory; default: the model the index was built with. */
   model?: string | undefined;
   /** Cross-encoder name or directory; undefined: the default one when present; false: none. */
@@ -179,7 +181,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
   const identity = indexIdentity(manifest);
   const domains = new Domains(o.index, identity);
-  const { live, writes } = await openWrites(o.index, index, store, embedder.port(true), closers);
+  const { live, writes } = await openWrites(o, index, store, embedder.port(true), closers);
   let idf: Promise<IdfWeights> | undefined;
   const core = (unbounded: boolean) =>
     new SearchCore({
@@ -207,6 +209,8 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     core: bulk,
     encoder: embedder.port(true),
     ann: index,
+    live,
+    added: writes.added,
     store,
     vectors,
     groups,
@@ -253,7 +257,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
 
 /** Writes while serving: a growing exact segment and tombstones over the built shards (writes.ts). */
 async function openWrites(
-  dir: string,
+  o: ServiceOptions,
   index: ShardedIndex,
   store: SentenceStore,
   embed: Embedder,
@@ -262,7 +266,7 @@ async function openWrites(
   const tombstones = new Set<number>();
   const live = new LiveIndex(index, tombstones);
   closers.add(() => live.close());
-  const writes = await SentenceWrites.open(dir, { store, live, embed, tombstones });
+  const writes = await SentenceWrites.open(o.index, { store, live, embed, tombstones, ...o.seal });
   closers.add(() => writes.close());
   return { live, writes };
 }

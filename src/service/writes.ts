@@ -5,11 +5,19 @@
  * segment, so a sentence is searchable the moment its write is acknowledged. A client id makes a
  * retried write add nothing twice. After a restart the segment is loaded back from the updates.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
-import type { LiveIndex } from '../index/index.js';
+import {
+  type LiveIndex,
+  openSegment,
+  quantizationFit,
+  type SegmentFit,
+  sealSegment,
+} from '../index/index.js';
+import type { AddedSentences } from '../jobs/index.js';
+import type { FaissIndex } from '../native/index.js';
 import {
   IndexUpdates,
   MAX_REPORTED_IDS,
@@ -45,10 +53,45 @@ export interface WriteStats {
   deleted: number;
   /** The next write's sequence number. */
   seq: number;
+  /** Added sentences in the growing exact segment, and in sealed segments of the build's kind. */
+  growing: number;
+  sealed: { segments: number; sentences: number };
+  /** How well the build's trained quantizers fit the sealed sentences against its own (null: not measured). */
+  drift: Drift | null;
 }
+
+export interface Drift {
+  base: SegmentFit;
+  added: SegmentFit;
+  /** True when the added sentences fit clearly worse than the build's own: a rebuild would pay. */
+  retrain: boolean;
+  reason: string;
+}
+
+export interface SealOptions {
+  /** Seal the growing segment once it holds this many sentences (default SEAL_AT). */
+  sealAt?: number | undefined;
+  /** A background seal failed (the sentences stay in the growing segment; the next add tries again). */
+  onSealError?: ((e: unknown) => void) | undefined;
+}
+
+/** Growing-segment size that triggers a seal: exact search over it stays a few ms a query on 2 cores. */
+export const SEAL_AT = 20_000;
+
+/** Vectors measured for the quantizers' fit (each side). */
+const FIT_SAMPLE = 2000;
+/** Drift rule: a rebuild pays when the added vectors' quantization error passes the build's by half again, or their self-recall drops by 5 points. */
+const DRIFT_ERROR_RATIO = 1.5;
+const DRIFT_SELF_RECALL_DROP = 0.05;
 
 export class SentenceWrites {
   #updates: IndexUpdates | undefined;
+  #sealing: Promise<void> | undefined;
+  #template: Promise<FaissIndex> | undefined;
+  #baseFit: Promise<SegmentFit | undefined> | undefined;
+  #baseFitValue: SegmentFit | undefined;
+  readonly #sealAt: number;
+  readonly #onSealError: (e: unknown) => void;
 
   private constructor(
     private readonly dir: string,
@@ -56,21 +99,65 @@ export class SentenceWrites {
     private readonly live: LiveIndex,
     private readonly embed: Embedder,
     private readonly tombstones: Set<number>,
-  ) {}
+    seal: SealOptions,
+  ) {
+    this.#sealAt = seal.sealAt ?? SEAL_AT;
+    this.#onSealError = seal.onSealError ?? (() => {});
+  }
 
-  /** Loads the index's earlier writes, if any, into the store's overlay and the live segment. */
+  /** Loads the index's earlier writes, if any, into the store's overlay, the sealed segments and the growing one. */
   static async open(
     dir: string,
-    parts: { store: SentenceStore; live: LiveIndex; embed: Embedder; tombstones: Set<number> },
+    parts: { store: SentenceStore; live: LiveIndex; embed: Embedder; tombstones: Set<number> } & SealOptions,
   ): Promise<SentenceWrites> {
-    const w = new SentenceWrites(dir, parts.store, parts.live, parts.embed, parts.tombstones);
+    const w = new SentenceWrites(dir, parts.store, parts.live, parts.embed, parts.tombstones, parts);
     if (existsSync(join(dir, UPDATES_DIR))) await w.#load();
     return w;
   }
 
   get stats(): WriteStats {
     const u = this.#updates;
-    return { added: u?.added ?? 0, deleted: u?.tombstones.size ?? 0, seq: u?.seq ?? 0 };
+    const segments = u?.segments ?? [];
+    return {
+      added: u?.added ?? 0,
+      deleted: u?.tombstones.size ?? 0,
+      seq: u?.seq ?? 0,
+      growing: this.live.segmentSize,
+      sealed: { segments: segments.length, sentences: segments.reduce((a, x) => a + x.count, 0) },
+      drift: this.#drift(),
+    };
+  }
+
+  /** The added sentences as mining jobs read them (ids, embeddings, where `since` starts). */
+  get added(): AddedSentences {
+    const self = this;
+    return {
+      get base() {
+        return self.store.count;
+      },
+      get nextId() {
+        return self.#updates?.nextId ?? self.store.count;
+      },
+      firstSince: (since) => self.#updates?.firstIdSince(since) ?? self.store.count,
+      vectors: (ids) => self.#open().vectorsOf(ids),
+    };
+  }
+
+  /**
+   * Seals what the growing segment holds now (ids from the last sealed one on, as far as they run
+   * without a gap) into a segment of the build's kind; resolves when it is searchable. A seal already
+   * running is waited for instead. Resolves to the sentences sealed.
+   */
+  async seal(): Promise<number> {
+    if (this.#sealing) await this.#sealing;
+    let sealed = 0;
+    this.#sealing = (async () => {
+      sealed = await this.#sealNow();
+    })().finally(() => {
+      this.#sealing = undefined;
+    });
+    await this.#sealing;
+    return sealed;
   }
 
   async add(items: readonly AddItem[]): Promise<AddOutcome[]> {
@@ -125,6 +212,10 @@ export class SentenceWrites {
       const { ids } = await u.add(fresh, replaced);
       await this.live.add(vectors, ids);
       for (const [outcome, i] of pending) outcome.id = ids[i] as number;
+      if (this.live.segmentSize >= this.#sealAt && this.#sealing === undefined) {
+        // In the background: the write is acknowledged now; searches see the segment once it is sealed.
+        this.seal().catch(this.#onSealError);
+      }
     } else if (replaced.length > 0) {
       await u.delete(replaced);
     }
@@ -167,8 +258,66 @@ export class SentenceWrites {
   }
 
   async close(): Promise<void> {
+    await this.#sealing?.catch(() => undefined);
     await this.#updates?.close();
     this.#updates = undefined;
+    const template = this.#template;
+    this.#template = undefined;
+    await (await template?.catch(() => undefined))?.close();
+  }
+
+  async #sealNow(): Promise<number> {
+    const u = this.#open();
+    const from = u.sealedTo;
+    const rows = this.live.growingFrom(from);
+    let count = 0;
+    while (count < rows.ids.length && rows.ids[count] === from + count) count++;
+    if (count === 0) return 0;
+    const dim = this.live.dim;
+    const vectors = rows.vectors.subarray(0, count * dim);
+    this.#template ??= this.live.base.template();
+    const template = await this.#template;
+    const info = await sealSegment(u.dir, template, from, vectors);
+    const fit = await quantizationFit(template, spread(vectors, dim, FIT_SAMPLE), this.#fitParams());
+    await u.recordSegment({ ...info, fit });
+    await this.live.adopt(await openSegment(u.dir, { ...info, fit }, dim));
+    await this.#measureBaseFit();
+    return count;
+  }
+
+  #fitParams() {
+    return this.live.base.searchPlan(1, {}, true).params;
+  }
+
+  /** The build's own fit, measured once (on a sample of vectors.f16) when the first segment is there. */
+  #measureBaseFit(): Promise<SegmentFit | undefined> {
+    this.#baseFit ??= (async () => {
+      const sample = await this.live.base.sampleVectors(FIT_SAMPLE);
+      if (sample === undefined) return undefined;
+      this.#template ??= this.live.base.template();
+      this.#baseFitValue = await quantizationFit(await this.#template, sample, this.#fitParams());
+      return this.#baseFitValue;
+    })();
+    return this.#baseFit;
+  }
+
+  #drift(): Drift | null {
+    const base = this.#baseFitValue;
+    const fits = (this.#updates?.segments ?? []).flatMap((x) => (x.fit ? [x.fit] : []));
+    if (base === undefined || fits.length === 0) return null;
+    const n = fits.reduce((a, f) => a + f.n, 0);
+    const added: SegmentFit = {
+      n,
+      error: fits.reduce((a, f) => a + f.error * f.n, 0) / n,
+      selfRecall: fits.reduce((a, f) => a + f.selfRecall * f.n, 0) / n,
+    };
+    const worseError = added.error > base.error * DRIFT_ERROR_RATIO && added.error - base.error > 1e-4;
+    const worseRecall = base.selfRecall - added.selfRecall > DRIFT_SELF_RECALL_DROP;
+    const retrain = worseError || worseRecall;
+    const reason = retrain
+      ? `the added sentences fit the trained quantizers worse than the build's own (error ${added.error.toFixed(4)} vs ${base.error.toFixed(4)}, self-recall ${added.selfRecall.toFixed(3)} vs ${base.selfRecall.toFixed(3)}): \`paramine index --rebuild\` would pay`
+      : `the added sentences fit the trained quantizers as well as the build's own (error ${added.error.toFixed(4)} vs ${base.error.toFixed(4)}, self-recall ${added.selfRecall.toFixed(3)} vs ${base.selfRecall.toFixed(3)})`;
+    return { base, added, retrain, reason };
   }
 
   #isLive(id: number): boolean {
@@ -193,6 +342,13 @@ export class SentenceWrites {
   async #load(): Promise<void> {
     const u = this.#open();
     const dim = this.live.dim;
+    const recorded = new Set(u.segments.flatMap((x) => [x.index.file, x.vectors.file]));
+    // A seal cut short before its record leaves files no segment names: its sentences are still growing.
+    for (const f of readdirSync(u.dir))
+      if (/^seg-/.test(f) && !recorded.has(f)) rmSync(join(u.dir, f), { force: true });
+    for (const info of u.segments) await this.live.adopt(await openSegment(u.dir, info, dim));
+    if (u.segments.length > 0) await this.#measureBaseFit();
+    const sealedTo = u.sealedTo;
     let ids: number[] = [];
     let rows: Float32Array[] = [];
     const flush = async () => {
@@ -204,11 +360,23 @@ export class SentenceWrites {
       ids = [];
       rows = [];
     };
-    for (const a of u.addedRange()) {
+    for (const a of u.addedRange(sealedTo)) {
       ids.push(a.id);
       rows.push(a.vector);
       if (ids.length === 4096) await flush();
     }
     if (ids.length > 0) await flush();
   }
+}
+
+/** Up to `n` rows of `vectors`, evenly spread. */
+function spread(vectors: Float32Array, dim: number, n: number): Float32Array {
+  const rows = vectors.length / dim;
+  if (rows <= n) return vectors;
+  const out = new Float32Array(n * dim);
+  for (let j = 0; j < n; j++) {
+    const r = Math.floor((j * rows) / n);
+    out.set(vectors.subarray(r * dim, (r + 1) * dim), j * dim);
+  }
+  return out;
 }

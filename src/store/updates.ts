@@ -11,6 +11,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
+import type { SegmentInfo } from '../index/index.js';
 import { checkLmdbFile } from './lmdb-check.js';
 import { keyHash, type Meta, type SentenceRecord } from './store.js';
 import { inTxn, lmdbWrite } from './write-errors.js';
@@ -57,19 +58,22 @@ export class IndexUpdates {
   readonly #dedup: Database<number, Buffer>;
   readonly #clients: Database<number, string>;
   readonly #deleted: Database<{ s: number; at: number }, number>;
-  readonly #meta: Database<number, string>;
+  readonly #meta: Database<number | SegmentInfo[], string>;
   readonly #tombstones: Set<number>;
+  readonly #dir: string;
   /** Writes one at a time: each takes the next ids and sequence number from the last one's commit. */
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
   private constructor(
     root: RootDatabase,
+    dir: string,
     /** Sentences in the built index: the first added id. */
     readonly base: number,
     tombstones: Set<number>,
   ) {
     this.#root = root;
+    this.#dir = dir;
     this.#tombstones = tombstones;
     this.#sentences = root.openDB({ name: 'sentences', encoding: 'msgpack' });
     this.#vectors = root.openDB({ name: 'vectors', encoding: 'binary' });
@@ -90,7 +94,7 @@ export class IndexUpdates {
       mkdirSync(dir, { recursive: true });
       checkLmdbFile(join(dir, 'data.mdb'));
       const root = open({ path: dir, mapSize: 2 ** 40, maxDbs: 8, noMemInit: true });
-      return new IndexUpdates(root, base, tombstones);
+      return new IndexUpdates(root, dir, base, tombstones);
     } catch (e) {
       if (e instanceof ParamineError) throw e;
       throw new ParamineError(
@@ -124,12 +128,47 @@ export class IndexUpdates {
 
   /** The next write's sequence number (0 before any write). */
   get seq(): number {
-    return this.#meta.get('seq') ?? 0;
+    return (this.#meta.get('seq') as number | undefined) ?? 0;
   }
 
   /** The next id an add gets. */
   get nextId(): number {
-    return this.#meta.get('next') ?? this.base;
+    return (this.#meta.get('next') as number | undefined) ?? this.base;
+  }
+
+  /** The sealed segments (segment.ts), in id order: their files are in this directory. */
+  get segments(): SegmentInfo[] {
+    return (this.#meta.get('segments') as SegmentInfo[] | undefined) ?? [];
+  }
+
+  /** Added ids below this are in sealed segments. */
+  get sealedTo(): number {
+    const last = this.segments.at(-1);
+    return last === undefined ? this.base : last.first + last.count;
+  }
+
+  /** The directory sealed segments' files go in. */
+  get dir(): string {
+    return this.#dir;
+  }
+
+  /** Records a sealed segment whose files are already durable in `dir` (one durable write). */
+  recordSegment(info: SegmentInfo): Promise<void> {
+    return this.#serial(async () => {
+      this.#assertOpen();
+      await lmdbWrite("the index's updates", () =>
+        this.#root.transaction(() => {
+          // Read under the write lock: another process (`paramine add`) may have sealed meanwhile.
+          if (info.first !== this.sealedTo || info.first + info.count > this.nextId) {
+            throw new ParamineError(
+              'CONFLICT',
+              `a sealed segment must start at id ${this.sealedTo} and end by ${this.nextId}; this one holds ${info.first}..${info.first + info.count - 1}`,
+            );
+          }
+          inTxn(this.#meta.put('segments', [...this.segments, info]));
+        }),
+      );
+    });
   }
 
   /** Sentences added (deleted ones included). */
@@ -163,9 +202,9 @@ export class IndexUpdates {
     return this.#clients.get(clientId);
   }
 
-  /** Every added sentence (deleted ones too), in id order, without its vector. */
-  *addedSentences(): Generator<AddedSentence> {
-    for (const { key, value } of this.#sentences.getRange()) {
+  /** Every added sentence (deleted ones too) from id `from` on, in id order, without its vector. */
+  *addedSentences(from = this.base): Generator<AddedSentence> {
+    for (const { key, value } of this.#sentences.getRange({ start: from })) {
       yield {
         id: key,
         text: value.t,
@@ -177,9 +216,34 @@ export class IndexUpdates {
     }
   }
 
-  /** Every added sentence with its vector, in id order (what a restarted service loads). */
-  *addedRange(): Generator<AddedSentence & { vector: Float32Array }> {
-    for (const a of this.addedSentences()) {
+  /** The first added id written at or after `since` (a sequence number, a time, or an id); nextId when none. */
+  firstIdSince(since: { seq: number } | { time: string } | { id: number }): number {
+    if ('id' in since) return Math.min(this.nextId, Math.max(this.base, since.id));
+    const after: (a: AddedSentence) => boolean =
+      'seq' in since ? (a) => a.seq >= since.seq : (a) => a.at >= Date.parse(since.time);
+    // Ids grow with the writes' sequence numbers and times: the first match starts the new ones.
+    for (const a of this.addedSentences()) if (after(a)) return a.id;
+    return this.nextId;
+  }
+
+  /** The embeddings of added ids, as added (ids.length x dim; deleted ones too). */
+  vectorsOf(ids: readonly number[]): Float32Array {
+    const rows = ids.map((id) => {
+      const buf = this.#vectors.get(id) as Buffer | undefined;
+      if (buf === undefined) throw new ParamineError('NOT_FOUND', `no added sentence with id ${id}`);
+      return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+    });
+    const dim = rows[0]?.length ?? 0;
+    const out = new Float32Array(ids.length * dim);
+    rows.forEach((r, i) => {
+      out.set(r, i * dim);
+    });
+    return out;
+  }
+
+  /** Every added sentence with its vector from id `from` on, in id order (what a restarted service loads). */
+  *addedRange(from = this.base): Generator<AddedSentence & { vector: Float32Array }> {
+    for (const a of this.addedSentences(from)) {
       const buf = this.#vectors.get(a.id) as Buffer;
       const vector = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
       yield { ...a, vector };

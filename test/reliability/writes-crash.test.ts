@@ -4,6 +4,7 @@
  * moment, 20 times. After each restart every acknowledged add is stored and searchable, every acknowledged
  * delete is gone, and an add cut short by the kill either exists whole (stored, searchable, its client id
  * known) or not at all. The index's files pass their checksums at every start (serve verifies them).
+ * The service seals every 100 added sentences, so kills also land while a segment is being sealed.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -40,6 +41,9 @@ const start = () =>
     '--no-reranker',
     '--api-keys-file',
     keys,
+    // Seals often, so kills land during seals too (a segment written, recorded, swapped in).
+    '--seal-at',
+    '100',
   ]);
 
 /** A text no other write uses: the n-th added sentence. */
@@ -133,7 +137,10 @@ t.test(`adds and deletes survive ${KILLS} SIGKILLs`, async (t) => {
         problems.push(`acknowledged ${clientId} -> ${a.id} is missing (${res.status})`);
       }
     }
-    const sample = [...acked.adds.values()].filter((a) => !acked.deletes.has(a.id)).slice(-20);
+    // The latest adds (growing) and a spread of older ones (sealed by now).
+    const live = [...acked.adds.values()].filter((a) => !acked.deletes.has(a.id));
+    const step = Math.max(1, Math.floor(live.length / 20));
+    const sample = [...live.slice(-10), ...live.filter((_, i) => i % step === 0)];
     for (const a of sample)
       if (!(await found(serve.url, a.id, a.text))) problems.push(`${a.id} is not searchable`);
     t.same(
@@ -142,6 +149,15 @@ t.test(`adds and deletes survive ${KILLS} SIGKILLs`, async (t) => {
       `start ${kill + 1}: ${acked.adds.size} adds and ${acked.deletes.size} deletes acknowledged hold`,
     );
     if (kill === KILLS) {
+      const updates = (
+        (await (await fetch(`${serve.url}/v1/index`)).json()) as {
+          updates: { sealed: { segments: number; sentences: number }; growing: number };
+        }
+      ).updates;
+      t.ok(
+        updates.sealed.segments > 0,
+        `${updates.sealed.sentences} sentences in ${updates.sealed.segments} sealed segments, ${updates.growing} growing`,
+      );
       await serve.stop();
       break;
     }

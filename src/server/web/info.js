@@ -163,6 +163,18 @@ function OperatingPoints({ points, search, tuning, factory }) {
       )}</tbody></table>`;
 }
 
+/** Writes since the build: added / deleted, growing vs sealed, and whether a rebuild would pay (drift). */
+function UpdatesRows({ updates: u }) {
+  return html`<tr><th>since the build</th><td class="updates">${u.added} added, ${u.deleted} deleted
+      <span class="muted">(${u.growing} in the growing segment, ${u.sealed.sentences} in ${u.sealed.segments} sealed)</span></td></tr>
+    ${
+      u.drift
+        ? html`<tr><th>drift</th><td class=${u.drift.retrain ? 'drift retrain' : 'drift'}>
+            ${u.drift.retrain ? html`<span class="pill warn">rebuild would pay</span> ` : null}${u.drift.reason}</td></tr>`
+        : null
+    }`;
+}
+
 export function IndexView({ config }) {
   const [info, setInfo] = useState(null);
   const [error, setError] = useState('');
@@ -187,6 +199,7 @@ export function IndexView({ config }) {
           <tr><th>search defaults</th><td>nprobe ${mf.search?.nprobe ?? '—'}${mf.search?.efSearch ? `, efSearch ${mf.search.efSearch}` : ''}, k-factor ${mf.search?.kFactor ?? '—'}, k ${config.search.defaults.k}</td></tr>
           <tr><th>limits</th><td>${Object.entries(config.search.limits).map(([k, v]) => html`<span class="pill">${k} ${v}</span>`)}</td></tr>
           <tr><th>created</th><td>${mf.createdAt}</td></tr>
+          ${info.updates ? html`<${UpdatesRows} updates=${info.updates} />` : null}
         </tbody></table>`
         : null
     }

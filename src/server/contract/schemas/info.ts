@@ -106,6 +106,14 @@ export const Manifest = z
   })
   .meta({ id: 'Manifest', description: "The index's manifest.json." });
 
+const QuantizationFit = z
+  .strictObject({
+    n: z.int().min(0).describe('Vectors measured.'),
+    error: z.number().min(0).describe("Mean |exact self-score - the quantized index's self-score|."),
+    selfRecall: z.number().min(0).max(1).describe('Share found as their own nearest neighbour.'),
+  })
+  .meta({ id: 'QuantizationFit' });
+
 export const IndexInfo = z
   .strictObject({
     dir: z.string().describe('The index directory as given to `paramine serve --index`.'),
@@ -119,6 +127,27 @@ export const IndexInfo = z
           .describe('Sentences added since the build (POST /v1/sentences), deleted ones included.'),
         deleted: z.int().min(0).describe('Sentences deleted since the build (tombstones until compaction).'),
         seq: z.int().min(0).describe("The next write's sequence number."),
+        growing: z.int().min(0).describe('Added sentences in the growing exact segment (not sealed yet).'),
+        sealed: z
+          .strictObject({ segments: z.int().min(0), sentences: z.int().min(0) })
+          .describe(
+            "Sealed segments of the build's kind (its trained quantizers, no retraining) and the sentences in them.",
+          ),
+        drift: z
+          .strictObject({
+            base: QuantizationFit,
+            added: QuantizationFit,
+            retrain: z
+              .boolean()
+              .describe(
+                "True when the added sentences fit the build's quantizers clearly worse than its own.",
+              ),
+            reason: z.string(),
+          })
+          .nullable()
+          .describe(
+            "How well the build's trained quantizers fit the sealed sentences against a sample of its own (null until a segment is sealed, or without vectors.f16).",
+          ),
       })
       .describe('Writes made while serving.'),
     operatingPoints: z
