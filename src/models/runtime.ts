@@ -6,6 +6,7 @@
  * batches and runs them one after another. Runs on one session are serialized: two concurrent runs would
  * fight over the same intra-op threads.
  */
+import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Tokenizer } from '@huggingface/tokenizers';
@@ -170,6 +171,33 @@ export class TextTokenizer {
   }
 }
 
+/**
+ * Whether the graph quantizes its activations at run time (ORT's DynamicQuantizeLinear, what
+ * `quantize_dynamic` writes). Its scale is taken over the whole input tensor, padding and the other rows
+ * of a batch included, so a row's output would depend on what it is batched with (up to 0.2 of a
+ * probability on MRPC): such graphs run one row at a time, which on CPU costs little (no padding).
+ */
+async function hasDynamicQuantization(path: string): Promise<boolean> {
+  const marker = Buffer.from('DynamicQuantizeLinear');
+  const fh = await open(path, 'r');
+  try {
+    const chunk = Buffer.alloc(4 * 2 ** 20 + marker.length);
+    let carry = 0;
+    for (let at = 0; ; ) {
+      const { bytesRead } = await fh.read(chunk, carry, chunk.length - carry, at);
+      if (bytesRead === 0) return false;
+      const filled = carry + bytesRead;
+      if (chunk.subarray(0, filled).includes(marker)) return true;
+      at += bytesRead;
+      // Keep the tail: the name may straddle two reads.
+      carry = Math.min(marker.length - 1, filled);
+      chunk.copy(chunk, 0, filled - carry, filled);
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
 /** A tokenizer and an ORT session over one model directory. */
 export class ModelRuntime {
   readonly modelDir: ModelDir;
@@ -231,8 +259,9 @@ export class ModelRuntime {
       });
     }
     const sha = await sha256File(md.onnxPath);
+    const rowWise = await hasDynamicQuantization(md.onnxPath);
     try {
-      return new ModelRuntime(md, sha, session, opts);
+      return new ModelRuntime(md, sha, session, rowWise ? { ...opts, batchSize: 1 } : opts);
     } catch (e) {
       await session.release();
       throw e;
