@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { addFlags, flagValues } from '../config.js';
 import { buildIndex } from '../indexer/build.js';
 import { type BuildOptionsInput, buildOptionsSchema } from '../indexer/options.js';
+import { rebuildIndex } from '../indexer/rebuild.js';
 import { formatDuration } from '../progress.js';
 
 export function register(program: Command): void {
@@ -14,11 +15,38 @@ export function indexCommand(program: Command): Command {
   const cmd: Command = addFlags(
     program
       .command('index')
-      .description('build a sharded FAISS index and LMDB sentence store from corpus files (resumable)'),
+      .description('build a sharded FAISS index and LMDB sentence store from corpus files (resumable)')
+      .option(
+        '--rebuild <dir>',
+        'retrain the index in DIR from its kept and added vectors (no re-embedding), folding in the sentences added since its build',
+      ),
     buildOptionsSchema,
-  ).action(() => runIndex(indexFlags(cmd)));
+    // Not mandatory for commander: --rebuild needs none of them; the build's own schema asks for them.
+    true,
+  ).action(() => {
+    const dir = rebuildDir(cmd);
+    return dir === undefined ? runIndex(indexFlags(cmd)) : runRebuild(dir);
+  });
   return cmd;
 }
+
+/** `paramine index --rebuild DIR` (front ends that replace the action call it first). */
+export async function runRebuild(dir: string): Promise<void> {
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const r = await rebuildIndex(dir, log);
+  process.stdout.write(
+    [
+      `index ${dir} rebuilt${r.resumed ? ' (finished a rebuild cut short)' : ''}: ${r.ntotal} sentences, ${r.folded} of them ` +
+        `folded in from the writes, ${r.deleted} deleted (tombstones), factory ${r.factory}`,
+      `  training ${formatDuration(r.trainMs / 1000)}, filling ${formatDuration(r.fillMs / 1000)}; ` +
+        'measure its operating points with `paramine tune`, restart a service serving it',
+      '',
+    ].join('\n'),
+  );
+}
+
+/** The directory of `--rebuild DIR`, if given. */
+export const rebuildDir = (cmd: Command): string | undefined => cmd.opts().rebuild as string | undefined;
 
 /** The build options the flags of `cmd` give (validated by the build). */
 export const indexFlags = (cmd: Command): Record<string, unknown> => flagValues(cmd, buildOptionsSchema);

@@ -12,7 +12,7 @@ import {
   type WorkerOptionsInput,
   workerOptionsSchema,
 } from '../queue/options.js';
-import { indexCommand, indexFlags, runIndex } from './index-command.js';
+import { indexCommand, indexFlags, rebuildDir, runIndex, runRebuild } from './index-command.js';
 
 const _int = (v: string) => Number.parseInt(v, 10);
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -27,6 +27,8 @@ export function registerIndex(program: Command): void {
   const cmd = indexCommand(program);
   // Lenient: --queue and --work are needed only for the distributed build (the coordinator checks them).
   addFlags(cmd, queueOptionsSchema, true).action(async () => {
+    const rebuild = rebuildDir(cmd);
+    if (rebuild !== undefined) return runRebuild(rebuild);
     const build = indexFlags(cmd);
     const q = flagValues(cmd, queueOptionsSchema);
     if (q.queue === undefined) return runIndex(build);

@@ -41,7 +41,10 @@ export class LiveIndex {
     readonly base: ShardedIndex,
     /** The deleted ids (a live view: the updates' own set). */
     private readonly tombstones: ReadonlySet<number>,
-  ) {}
+  ) {
+    // Ids the shards hold (after `index --rebuild`, added ones too) are never added again.
+    this.#sealedTo = base.ntotal;
+  }
 
   get dim(): number {
     return this.base.dim;

@@ -46,10 +46,13 @@ const list = (v: string) => v.split(',').filter((k) => k !== '');
  * `cli` the flags of `paramine index` (type, default and choices read from here; src/config.ts).
  */
 export const buildOptionsSchema = z.object({
-  inputs: z.array(z.string().min(1)).min(1, 'give at least one --input file').register(cli, {
-    flag: '--input <files...>',
-    description: 'corpus files: .txt, .jsonl, .tsv/.csv with a text column; .gz too',
-  }),
+  inputs: z
+    .array(z.string().min(1), { error: 'give at least one --input file' })
+    .min(1, 'give at least one --input file')
+    .register(cli, {
+      flag: '--input <files...>',
+      description: 'corpus files: .txt, .jsonl, .tsv/.csv with a text column; .gz too',
+    }),
   format: z.enum(CORPUS_FORMATS).optional().register(cli, {
     flag: '--format <format>',
     description: "every input's format, where its extension does not say it (ParaSCI's .src/.tgt: txt)",
@@ -71,7 +74,7 @@ export const buildOptionsSchema = z.object({
         'subtitles (.srt) are cut by cue time into documents of this many minutes, FILE:N with subtitle and segment metadata (0: one document a file)',
     }),
   out: z
-    .string()
+    .string({ error: 'give the index directory to create with --out' })
     .min(1)
     .register(cli, { flag: '--out <dir>', description: 'index directory to create (e.g. indexes/NAME)' }),
   model: z

@@ -131,9 +131,17 @@ function openEnv(dir: string, readOnly: boolean): RootDatabase {
 
 const dbName = (key: string) => `g:${key}`;
 
-/** What ties a table to one build of an index: a rebuilt index under the same name gets new tables. */
-export function groupTableIdentity(manifest: { createdAt: string; ntotal: number }): string {
-  return `${manifest.createdAt}:${manifest.ntotal}`;
+/**
+ * What ties a table to one build of an index: a rebuilt index under the same name gets new tables. An
+ * `index --rebuild` (same sentences and ids, retrained) carries the identity over in `build.groupsIdentity`.
+ */
+export function groupTableIdentity(manifest: {
+  createdAt: string;
+  ntotal: number;
+  build?: Record<string, unknown> | undefined;
+}): string {
+  const carried = manifest.build?.groupsIdentity;
+  return typeof carried === 'string' ? carried : `${manifest.createdAt}:${manifest.ntotal}`;
 }
 
 /** Writes group tables (the build, or `paramine groups build` on an existing index). */

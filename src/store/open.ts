@@ -13,7 +13,7 @@ export interface IndexSentences {
 /** `manifest`: the index's (its build identity ties the group tables to this build). */
 export function openIndexSentences(
   dir: string,
-  manifest: { createdAt: string; ntotal: number },
+  manifest: Parameters<typeof groupTableIdentity>[0],
 ): IndexSentences {
   const store = SentenceStore.open(join(dir, STORE_DIR), { readOnly: true });
   const groups = GroupTables.open(join(dir, GROUPS_DIR), groupTableIdentity(manifest));

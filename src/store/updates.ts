@@ -7,7 +7,7 @@
  * leaves nothing of itself. Added ids continue the index's own (base count, base count + 1, …), so every
  * reader (the store, the search, exports) sees one id space.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
@@ -141,10 +141,43 @@ export class IndexUpdates {
     return (this.#meta.get('segments') as SegmentInfo[] | undefined) ?? [];
   }
 
-  /** Added ids below this are in sealed segments. */
+  /** Ids below this are in the index's shards (`index --rebuild` folded the added ones in). */
+  get foldedTo(): number {
+    return (this.#meta.get('folded') as number | undefined) ?? this.base;
+  }
+
+  /** Added ids below this are in the shards or in sealed segments. */
   get sealedTo(): number {
     const last = this.segments.at(-1);
-    return last === undefined ? this.base : last.first + last.count;
+    return Math.max(this.foldedTo, last === undefined ? this.base : last.first + last.count);
+  }
+
+  /**
+   * Records that ids below `ntotal` are in the shards now (a rebuild); the sealed segments below it are
+   * dropped from the record and their files removed. Idempotent.
+   */
+  fold(ntotal: number): Promise<void> {
+    return this.#serial(async () => {
+      this.#assertOpen();
+      let gone: SegmentInfo[] = [];
+      await lmdbWrite("the index's updates", () =>
+        this.#root.transaction(() => {
+          const segments = this.segments;
+          gone = segments.filter((x) => x.first < ntotal);
+          inTxn(this.#meta.put('folded', Math.max(this.foldedTo, ntotal)));
+          inTxn(
+            this.#meta.put(
+              'segments',
+              segments.filter((x) => x.first >= ntotal),
+            ),
+          );
+        }),
+      );
+      for (const x of gone) {
+        rmSync(join(this.#dir, x.index.file), { force: true });
+        rmSync(join(this.#dir, x.vectors.file), { force: true });
+      }
+    });
   }
 
   /** The directory sealed segments' files go in. */

@@ -3,10 +3,14 @@
  * vectors.f16, LMDB): sentences added over HTTP reach --seal-at, are sealed in the background into a
  * segment of the build's kind, and stay searchable before, during and after it; a sentence deleted after
  * its seal stays gone; GET /v1/index reports the segments and the quantizers' fit; after a restart the
- * sealed segment is read back (the growing one holds only what was not sealed).
+ * sealed segment is read back (the growing one holds only what was not sealed). `index --rebuild` then folds
+ * the writes into a retrained index with the same ids.
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
+import { readManifest } from '../../src/index/index.js';
+import { rebuildIndex } from '../../src/indexer/rebuild.js';
 import { buildApp } from '../../src/server/app.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { Metrics } from '../../src/server/metrics.js';
@@ -32,6 +36,9 @@ const appOf = (service: Service) =>
     { service, limits: DEFAULT_LIMITS, metrics: new Metrics() },
     { auth: { keys: [{ name: 'writer', key: KEY }], protectAll: false } },
   );
+
+/** What the first test leaves for the rebuild. */
+let state = { base: 0, lateId: 0, texts: [] as string[] };
 
 async function top(app: ReturnType<typeof appOf>, text: string, k = 10) {
   const res = await app.inject({ method: 'POST', url: '/v1/search', payload: { text, k, rerank: false } });
@@ -93,6 +100,7 @@ t.test(
       payload: { sentences: [{ text: 'A late headline about the harbour bridge reopening.' }] },
     });
     const lateId = late.json().sentences[0].id as number;
+    state = { base, lateId, texts };
 
     await app.close();
     await service.close();
@@ -120,3 +128,48 @@ t.test(
     t.equal((await top(app, 'A late headline about the harbour bridge reopening today.'))[0]?.id, lateId);
   },
 );
+
+t.test('index --rebuild folds the writes in: retrained, same ids, deletes kept, segments gone', async (t) => {
+  const { base, lateId, texts } = state;
+  t.ok(lateId > base, 'the first test ran');
+  const before = await readManifest(ts.index);
+  const r = await rebuildIndex(ts.index);
+  t.match(r, { ntotal: lateId + 1, folded: 1001, deleted: 1, factory: 'IVF16,PQ16np', resumed: false });
+  const after = await readManifest(ts.index);
+  t.equal(after.ntotal, lateId + 1);
+  t.not(after.createdAt, before.createdAt, 'a new build of the index');
+  t.notOk(
+    readdirSync(join(ts.index, 'updates')).some((f) => f.startsWith('seg-')),
+    'the sealed segments were folded in and their files removed',
+  );
+  const service = await openService({ index: ts.index, reranker: false, seal: { sealAt: SEAL_AT } });
+  const app = appOf(service);
+  t.teardown(async () => {
+    await app.close();
+    await service.close();
+  });
+  t.equal(service.store.count, lateId + 1, 'the store holds the added sentences');
+  t.match((await app.inject({ method: 'GET', url: '/v1/index' })).json().updates, {
+    added: 0,
+    deleted: 1,
+    growing: 0,
+    sealed: { segments: 0, sentences: 0 },
+  });
+  t.notOk(
+    (await top(app, QUERY, 50)).some((c) => c.id === base + 100),
+    'a deleted sentence stays gone',
+  );
+  t.equal((await top(app, (texts[777] as string).replace('.', ' today.')))[0]?.id, base + 777, 'same ids');
+  t.equal((await top(app, 'A late headline about the harbour bridge reopening today.'))[0]?.id, lateId);
+  const more = await app.inject({
+    method: 'POST',
+    url: '/v1/sentences',
+    headers: auth,
+    payload: { sentences: [{ text: 'After the rebuild, a new ferry timetable was published.' }] },
+  });
+  t.equal(more.json().sentences[0].id, lateId + 1, 'ids go on after the rebuild');
+  t.equal(
+    (await top(app, 'After the rebuild, a new ferry timetable was published today.'))[0]?.id,
+    lateId + 1,
+  );
+});
