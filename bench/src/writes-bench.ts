@@ -7,7 +7,7 @@
  *    beside the idle ones;
  *  - time to visibility: after each write's 200, how long until a search finds one of its sentences.
  *
- *   npm run lab -- writes [--clients 4] [--duration 15] [--batch 64]
+ *   npm run lab -- writes [--clients 4] [--duration 15] [--batch 64] [--write-threads 0]
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -31,6 +31,7 @@ const schema = z.object({
   duration: z.coerce.number().positive(),
   batch: z.coerce.number().int().min(1).max(1000),
   buildN: z.coerce.number().int().min(100),
+  writeThreads: z.coerce.number().int().min(0),
 });
 type Options = z.output<typeof schema>;
 
@@ -118,6 +119,8 @@ async function run(o: Options, log: Log) {
       'warn',
       '--api-keys-file',
       join(dir, 'keys.txt'),
+      '--write-threads',
+      String(o.writeThreads),
     ]);
     try {
       const info = await indexInfo(server.url);
@@ -182,7 +185,12 @@ export const writesBench = defineBenchmark({
       .option('--clients <n>', 'closed-loop search clients', '4')
       .option('--duration <s>', 'seconds a phase', '15')
       .option('--batch <n>', 'sentences a write', '64')
-      .option('--build-n <n>', 'sentences of the one-shot build whose rate is the reference', '5000'),
+      .option('--build-n <n>', 'sentences of the one-shot build whose rate is the reference', '5000')
+      .option(
+        '--write-threads <n>',
+        "the service's --write-threads (0: writes share the queries' encoder)",
+        '0',
+      ),
   schema,
   run: async (o, log) => {
     const r = await run(o, log);

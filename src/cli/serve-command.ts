@@ -165,6 +165,13 @@ export const SERVE_SETTINGS = defineSettings({
       "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
     default: false,
   },
+  writeThreads: {
+    schema: int(0, 64),
+    flag: '--write-threads <n>',
+    description:
+      "embed added sentences (POST /v1/sentences) in an encoder session of their own on this many threads (0: they share the queries' encoder and its queue)",
+    default: 0,
+  },
   sealAt: {
     schema: int(1),
     flag: '--seal-at <n>',
@@ -261,6 +268,7 @@ async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
     verify: o.verify,
     spinning: o.ortSpin,
     hooks: metrics.hooks,
+    writeThreads: o.writeThreads,
     seal: { sealAt: o.sealAt, onSealError: (e) => log?.error({ err: e }, 'sealing added sentences failed') },
   });
   let shuttingDown = false;

@@ -69,6 +69,8 @@ export const DEFAULT_BATCH: Record<ModelName, Required<BatchOptions>> = {
 
 export interface ServiceOptions {
   index: string;
+  /** ORT threads of an encoder session of the writes' own (0 / undefined: they share the queries' encoder). */
+  writeThreads?: number | undefined;
   /** Seal the growing segment of added sentences at this size (default SEAL_AT), and what to do when a seal fails. */
   seal?: SealOptions | undefined;
   /** Encoder name or directory; default: the model the index was built with. */
@@ -181,7 +183,8 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
   const identity = indexIdentity(manifest);
   const domains = new Domains(o.index, identity);
-  const { live, writes } = await openWrites(o, index, store, embedder.port(true), closers);
+  const writeEmbedder = await openWriteEncoder(o, manifest.model.id, embedder, closers);
+  const { live, writes } = await openWrites(o, index, store, writeEmbedder.port(true), closers);
   let idf: Promise<IdfWeights> | undefined;
   const core = (unbounded: boolean) =>
     new SearchCore({
@@ -253,6 +256,25 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     readiness: () => probe.check(),
     close: () => closeService(jobManagers, annotationStores, closers),
   };
+}
+
+/**
+ * What added sentences are embedded with: the queries' encoder, or (`writeThreads`) a session of their
+ * own on that many ORT threads, so a query never waits in the encoder's queue behind a write's batch.
+ */
+async function openWriteEncoder(
+  o: ServiceOptions,
+  modelId: string,
+  shared: BatchedEmbedder,
+  closers: Closers,
+): Promise<BatchedEmbedder> {
+  if (!o.writeThreads) return shared;
+  const encoder = await Encoder.open(resolveModelDir(o.model ?? modelId), {
+    spinning: o.spinning,
+    threads: o.writeThreads,
+  });
+  closers.add(() => encoder.close());
+  return new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, {}));
 }
 
 /** Writes while serving: a growing exact segment and tombstones over the built shards (writes.ts). */

@@ -149,7 +149,8 @@ export class SentenceWrites {
    * running is waited for instead. Resolves to the sentences sealed.
    */
   async seal(): Promise<number> {
-    if (this.#sealing) await this.#sealing;
+    // One seal at a time: each reads where the last one ended.
+    while (this.#sealing) await this.#sealing.catch(() => undefined);
     let sealed = 0;
     this.#sealing = (async () => {
       sealed = await this.#sealNow();

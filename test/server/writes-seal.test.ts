@@ -23,7 +23,8 @@ const SEAL_AT = 600;
 const ts = await startTestService(
   800,
   false,
-  { seal: { sealAt: SEAL_AT } },
+  // The writes embed in an encoder session of their own (serve --write-threads).
+  { seal: { sealAt: SEAL_AT }, writeThreads: 1 },
   { factory: 'IVF16,PQ16np', refine: 'vectors' },
 );
 t.teardown(() => rmSync(ts.dir, { recursive: true, force: true }));
