@@ -2,7 +2,8 @@
  * Mining what is new (issue #30, BENCHMARKS.md "Writes"): an index over `--n` sentences of ../shared/data
  * (ParaSCI-ACL, then MultiPIT_Auto; all-MiniLM-L6-v2), then a day's `--day` share of new ones added. In
  * one invocation, same process and settings: the full re-mine of everything against the `since` job over
- * the day's sentences, and whether `since` returned exactly the re-mine's pairs that involve a new one.
+ * the day's sentences, and whether `since` returned exactly the re-mine's pairs that involve a new one;
+ * then `index --rebuild` (the day folded in, retrained from the kept vectors) against the build's time.
  *
  *   npm run lab -- since [--n 20000] [--day 0.01] [--k 10] [--min-cosine 0.7]
  */
@@ -14,6 +15,7 @@ import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
 import { machineInfo } from '../../dist/bench/machine.js';
 import { sampleSentences } from '../../dist/bench/sample-sentences.js';
 import { buildIndex } from '../../dist/indexer/build.js';
+import { rebuildIndex } from '../../dist/indexer/rebuild.js';
 import { pairKey } from '../../dist/jobs/index.js';
 import { openService } from '../../dist/service/index.js';
 
@@ -34,8 +36,11 @@ async function run(o: Options, log: Log) {
     const input = join(dir, 'corpus.txt');
     writeFileSync(input, `${sentences.slice(0, o.n).join('\n')}\n`);
     log(`building an index over ${o.n} sentences`);
+    const b0 = performance.now();
     await buildIndex({ inputs: [input], out: join(dir, 'index'), model: 'all-minilm-l6-v2', quiet: true });
+    const buildSeconds = (performance.now() - b0) / 1000;
     const service = await openService({ index: join(dir, 'index'), reranker: false });
+    let result: Omit<Result, 'rebuild'>;
     try {
       const { manager, store } = service.openJobs({ dir: join(dir, 'jobs') });
       const spec = { k: o.k, minCosine: o.minCosine, batchSize: 256 };
@@ -62,7 +67,7 @@ async function run(o: Options, log: Log) {
       const extra = [...since.pairs].filter((key) => !expected.includes(key)).length;
       await manager.close();
       await store.close();
-      return {
+      result = {
         benchmark: 'since',
         machine: machineInfo(loadBefore),
         options: o,
@@ -78,12 +83,33 @@ async function run(o: Options, log: Log) {
     } finally {
       await service.close();
     }
+    log('index --rebuild: the day folded in, retrained from the kept vectors');
+    const r0 = performance.now();
+    await rebuildIndex(join(dir, 'index'));
+    const rebuildSeconds = (performance.now() - r0) / 1000;
+    return {
+      ...result,
+      rebuild: { seconds: rebuildSeconds, buildSeconds, ratio: rebuildSeconds / buildSeconds },
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-type Result = Awaited<ReturnType<typeof run>>;
+interface Result {
+  benchmark: string;
+  machine: ReturnType<typeof machineInfo>;
+  options: Options;
+  sentences: number;
+  day: number;
+  full: { seconds: number; queried: number; pairs: number };
+  since: { seconds: number; queried: number; pairs: number };
+  newPairsInFull: number;
+  missing: number;
+  extra: number;
+  costRatio: number;
+  rebuild: { seconds: number; buildSeconds: number; ratio: number };
+}
 
 function markdown(r: Result): string {
   const f = (x: number) => x.toFixed(2);
@@ -92,6 +118,8 @@ function markdown(r: Result): string {
     '|---|---:|---:|---:|',
     `| full re-mine | ${f(r.full.seconds)} s | ${r.full.queried} | ${r.full.pairs} (${r.newPairsInFull} with a new sentence) |`,
     `| since (the day's sentences) | ${f(r.since.seconds)} s (${(100 * r.costRatio).toFixed(1)}%) | ${r.since.queried} | ${r.since.pairs} (missing ${r.missing}, extra ${r.extra}) |`,
+    '',
+    `\`index --rebuild\` with the day folded in: ${f(r.rebuild.seconds)} s, against ${f(r.rebuild.buildSeconds)} s for the build of the ${r.options.n} (${(100 * r.rebuild.ratio).toFixed(1)}%; no re-embedding)`,
     '',
   ].join('\n');
 }
