@@ -9,6 +9,7 @@ import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
 import { checkJobScope } from './pairs.js';
 import { type JobContext, nextIdOf, openJobQueries, runJob } from './runner.js';
+import type { SinceSource } from './since.js';
 import { type JobSpecInput, jobSpecSchema } from './spec.js';
 import { FINISHED, type JobRecord, type JobStore } from './store.js';
 
@@ -124,6 +125,8 @@ export class JobManager {
       pairs: 0,
       runMs: 0,
     };
+    // A `since` job's queries come from a neighbourhood search: fixed now, so a resumed run reads the same.
+    if ('first' in source) await this.jobs.putQueries(job.id, source.first, (source as SinceSource).ids);
     await this.jobs.put(job);
     this.queue.push(job.id);
     this.pump();

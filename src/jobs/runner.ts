@@ -29,7 +29,7 @@ import {
   vectorsForIds,
 } from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
-import { openSinceSource, type SinceSource } from './since.js';
+import { openSinceSource, type SinceSource, storedSinceSource } from './since.js';
 import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
 import { bestClausePairs, type SubSentencePair, spanModelPairs } from './subsentence.js';
@@ -77,14 +77,15 @@ export function nextIdOf(ctx: JobContext): number {
 }
 
 /** A job's query sentences: only what is new for `since`, else its scope's (creation and every run alike). */
-export function openJobQueries(
+export async function openJobQueries(
   spec: JobSpec,
   ctx: JobContext,
   parts = sourceParts(ctx, spec),
+  stored?: { first: number; ids: readonly number[] },
 ): Promise<QuerySource | SinceSource> {
-  return spec.since === undefined
-    ? openJobSource(spec, parts, ctx.groups)
-    : openSinceSource(spec, spec.since, parts, ctx.live ?? ctx.ann);
+  if (spec.since === undefined) return openJobSource(spec, parts, ctx.groups);
+  if (stored !== undefined) return storedSinceSource(parts, stored);
+  return openSinceSource(spec, spec.since, parts, ctx.live ?? ctx.ann);
 }
 
 /** The key of a pair: index ids when both sides have one, else the query's dedup key. */
@@ -106,7 +107,7 @@ export async function runJob(
     );
   }
   const parts = sourceParts(ctx, spec);
-  const source = await openJobQueries(spec, ctx, parts);
+  const source = await openJobQueries(spec, ctx, parts, jobs.queriesOf(initial.id));
   if (source.total !== initial.total) {
     throw new ParamineError(
       'CONFLICT',

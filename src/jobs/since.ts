@@ -24,6 +24,22 @@ export const MAX_REVERSE_SEARCH = 4096;
 export interface SinceSource extends QuerySource {
   /** The first new id: queries below it keep only new candidates. */
   readonly first: number;
+  /** The query sentences, older ones first (what the job store keeps for a resumed run). */
+  readonly ids: readonly number[];
+}
+
+/** A `since` job's queries as fixed when it was created. */
+export function storedSinceSource(
+  parts: SourceParts,
+  stored: { first: number; ids: readonly number[] },
+): SinceSource {
+  const { first, ids } = stored;
+  return {
+    first,
+    ids,
+    total: ids.length,
+    batch: (start, count) => indexBatch(parts, ids.slice(start, start + count)),
+  };
 }
 
 export async function openSinceSource(
@@ -71,10 +87,5 @@ export async function openSinceSource(
       depth = next;
     }
   }
-  const queries = [...[...older].sort((a, b) => a - b), ...fresh];
-  return {
-    first,
-    total: queries.length,
-    batch: (start, count) => indexBatch(parts, queries.slice(start, start + count)),
-  };
+  return storedSinceSource(parts, { first, ids: [...[...older].sort((a, b) => a - b), ...fresh] });
 }

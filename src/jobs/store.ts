@@ -63,6 +63,8 @@ export interface MinedPair {
 }
 
 type SeqKey = [string, number];
+/** A job's fixed query sentences: ids as little-endian uint32, and where the new ones of `since` start. */
+type StoredQueries = { first: number; ids: Buffer };
 type PairKeyKey = [string, string];
 
 export class JobStore {
@@ -76,6 +78,7 @@ export class JobStore {
   readonly changes = new EventEmitter<{ job: [id: string] }>().setMaxListeners(0);
 
   private readonly lock: DirLock | undefined;
+  private readonly queryDb: Database<StoredQueries, string>;
 
   private constructor(root: RootDatabase, lock: DirLock | undefined) {
     this.root = root;
@@ -84,6 +87,25 @@ export class JobStore {
     this.results = root.openDB<MinedPair, SeqKey>({ name: 'results', encoding: 'msgpack' });
     this.seen = root.openDB<true, PairKeyKey>({ name: 'seen', encoding: 'msgpack' });
     this.clusterDb = root.openDB<number[], SeqKey>({ name: 'clusters', encoding: 'msgpack' });
+    this.queryDb = root.openDB<StoredQueries, string>({ name: 'queries', encoding: 'msgpack' });
+  }
+
+  /**
+   * The query sentences a job fixed when it was created (a `since` job: they come from a neighbourhood
+   * search that later writes would change), so a resumed run reads the same ones.
+   */
+  async putQueries(jobId: string, first: number, ids: readonly number[]): Promise<void> {
+    this.assertOpen();
+    const packed = Buffer.from(Uint32Array.from(ids).buffer);
+    await lmdbWrite('the job store', () => this.queryDb.put(jobId, { first, ids: packed }));
+  }
+
+  queriesOf(jobId: string): { first: number; ids: number[] } | undefined {
+    this.assertOpen();
+    const q = this.queryDb.get(jobId);
+    if (q === undefined) return undefined;
+    const bytes = Uint8Array.from(q.ids);
+    return { first: q.first, ids: [...new Uint32Array(bytes.buffer, 0, bytes.byteLength / 4)] };
   }
 
   /** `reader`: only reads (an export beside a running service): takes no lock, writes nothing. */

@@ -97,6 +97,24 @@ t.test('since returns exactly the new pairs of a full re-mine', async (t) => {
   t.equal(none.pairs.size, 0);
 });
 
+t.test('a since job resumed after more writes reads the queries it fixed at creation', async (t) => {
+  const seq = s.service.writes.stats.seq;
+  await s.service.writes.add(Array.from({ length: 10 }, (_, i) => ({ text: syntheticSentence(900 + i) })));
+  const { job } = await pairsOf({ ...spec, since: { seq } });
+  const stored = s.jobStore.queriesOf(job.id);
+  t.equal(stored?.ids.length, job.total, 'the job store keeps its query sentences');
+  // Writes after its creation change the neighbourhoods it was computed from.
+  const older = (stored?.ids ?? []).filter((id) => id < (stored?.first ?? 0));
+  t.ok(older.length > 0);
+  await s.service.writes.delete([older[0] as number]);
+  await s.service.writes.add(Array.from({ length: 10 }, (_, i) => ({ text: syntheticSentence(950 + i) })));
+  await s.jobStore.put({ ...job, state: 'queued', processed: 0, pairs: 0 });
+  s.jobs.resume();
+  const again = await s.jobs.wait(job.id);
+  t.equal(again.state, 'done', JSON.stringify(again.error ?? {}));
+  t.equal(again.total, job.total);
+});
+
 t.test('since refuses what it cannot combine with', async (t) => {
   await t.rejects(
     s.jobs.create({ ...spec, since: { seq: 0 }, scope: { kind: 'range', start: 0, end: 10 } }),
