@@ -104,7 +104,7 @@ export function collapseToBinary(
 }
 
 /** The 1-based file lines a held-out split lists (`{"lines": [...]}`). */
-function heldoutLines(file: string): Set<number> {
+export function heldoutLines(file: string): Set<number> {
   const json: unknown = JSON.parse(readFileSync(file, 'utf8'));
   return new Set(parseInput(z.looseObject({ lines: z.array(z.number().int()) }), json, 'heldout').lines);
 }

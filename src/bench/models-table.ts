@@ -1,0 +1,101 @@
+/**
+ * `paramine bench models`: one table of the binary cross-encoders, quality and speed side by side, from
+ * one command (BENCHMARKS.md's model table): each model at the label cut its config writes, on MultiPIT
+ * expert val and the MRPC held-out rows, with pairs/s measured in the same invocation and where the card
+ * says it was trained.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { classifyBenchmark, heldoutLines } from './classify.js';
+import { defineBenchmark, list } from './harness.js';
+
+const DATA = '../shared/data';
+
+const cardSchema = z.looseObject({
+  training: z.looseObject({ train_seconds: z.number().optional(), device: z.string().optional() }).optional(),
+});
+const configSchema = z.looseObject({
+  paramine: z
+    .looseObject({ label_scheme: z.string().optional(), threshold: z.number().optional() })
+    .optional(),
+});
+
+const json = (path: string): unknown => (existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {});
+
+/** Every binary cross-encoder under models/ (a config.json with paramine.label_scheme binary and a graph). */
+function binaryCrossEncoders(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => existsSync(join(dir, name, 'model.onnx')))
+    .filter(
+      (name) => configSchema.parse(json(join(dir, name, 'config.json'))).paramine?.label_scheme === 'binary',
+    )
+    .sort();
+}
+
+/** Where the card says the model was trained (device, minutes). */
+function trainedBy(dir: string): string {
+  const t = cardSchema.safeParse(json(join(dir, 'metrics.json')));
+  const training = t.success ? t.data.training : undefined;
+  if (training?.train_seconds === undefined) return '—';
+  const minutes = (training.train_seconds / 60).toFixed(1);
+  return `${training.device?.split(',')[0] ?? 'this project’s 2-core VM'}, ${minutes} min`;
+}
+
+const schema = z.object({
+  rerankers: z.array(z.string()).optional(),
+  models: z.string(),
+  multipit: z.string(),
+  mrpc: z.string(),
+  heldout: z.string(),
+});
+
+export const models = defineBenchmark({
+  name: 'models',
+  description:
+    'every binary cross-encoder in one table: MultiPIT expert val F1 / P / R, MRPC held-out accuracy, pairs/s',
+  options: (cmd) =>
+    cmd
+      .option('--rerankers <names>', 'cross-encoders (default: every binary one under --models)', list)
+      .option('--models <dir>', 'where the models are', 'models')
+      .option('--multipit <file>', 'MultiPIT expert val', join(DATA, 'multipit/expert/val.csv'))
+      .option('--mrpc <file>', 'MRPC train (its held-out rows are scored)', join(DATA, 'mrpc/train.tsv'))
+      .option(
+        '--heldout <json>',
+        'the MRPC held-out rows',
+        'models/paramine-paraphrase-minilm/mrpc-heldout.json',
+      ),
+  schema,
+  async run(o, log) {
+    const names = o.rerankers ?? binaryCrossEncoders(o.models);
+    const lines = heldoutLines(o.heldout);
+    const rows = [];
+    for (const name of names) {
+      log(`${name}: MultiPIT expert val, MRPC held-out`);
+      const dir = existsSync(join(o.models, name)) ? join(o.models, name) : name;
+      const mp = (await classifyBenchmark({ pairs: o.multipit, reranker: dir })).result;
+      const mrpc = (await classifyBenchmark({ pairs: o.mrpc, reranker: dir, lines })).result;
+      const cut = configSchema.parse(json(join(dir, 'config.json'))).paramine?.threshold;
+      rows.push({
+        model: name,
+        cut: cut ?? null,
+        multipit: { ...mp.binary, n: mp.n, pairsPerSecond: mp.pairs_per_s },
+        mrpc: { accuracy: mrpc.accuracy, n: mrpc.n, pairsPerSecond: mrpc.pairs_per_s },
+        trainedBy: trainedBy(dir),
+      });
+    }
+    const pct = (x: number | undefined) => (x === undefined ? '—' : (100 * x).toFixed(1));
+    const markdown = [
+      '| cross-encoder | label cut | MultiPIT expert val F1 (P / R) | MRPC held-out acc | pairs/s MultiPIT / MRPC | trained |',
+      '|---|---:|---:|---:|---:|---|',
+      ...rows.map(
+        (r) =>
+          `| \`${r.model}\` | ${r.cut ?? '0.5'} | ${pct(r.multipit.f1)} (${pct(r.multipit.precision)} / ${pct(r.multipit.recall)}) | ` +
+          `${pct(r.mrpc.accuracy)} | ${r.multipit.pairsPerSecond.toFixed(0)} / ${r.mrpc.pairsPerSecond.toFixed(0)} | ${r.trainedBy} |`,
+      ),
+      '',
+    ].join('\n');
+    return { result: { benchmark: 'models', rows }, markdown };
+  },
+});
