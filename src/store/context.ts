@@ -7,6 +7,7 @@ import { readManifest } from '../index/index.js';
 import type { GroupTables } from './groups.js';
 import { type IndexSentences, openIndexSentences } from './open.js';
 import type { SentenceRecord, SentenceStore } from './store.js';
+import { IndexUpdates } from './updates.js';
 
 /** Most sentences of context on each side a request or an export may ask for. */
 export const MAX_CONTEXT = 50;
@@ -67,7 +68,11 @@ export class ContextReader {
   private constructor(private readonly parts: IndexSentences) {}
 
   static async open(indexDir: string): Promise<ContextReader> {
-    return new ContextReader(openIndexSentences(indexDir, await readManifest(indexDir)));
+    const parts = openIndexSentences(indexDir, await readManifest(indexDir));
+    // Sentences deleted since the build are no one's context (as in the service, which reads its updates).
+    const deleted = IndexUpdates.deletedIds(indexDir);
+    if (deleted.size > 0) parts.store.setOverlay({ lookup: (id) => (deleted.has(id) ? null : undefined) });
+    return new ContextReader(parts);
   }
 
   context(id: number, n: number, field = 'context'): SentenceContext | undefined {

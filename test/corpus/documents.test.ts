@@ -17,6 +17,7 @@ import { buildApp } from '../../src/server/app.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { Metrics } from '../../src/server/metrics.js';
 import { openService } from '../../src/service/index.js';
+import { ContextReader } from '../../src/store/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-docs-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -224,6 +225,11 @@ t.test('a sentence comes back with its context, from an index built from documen
   await service.writes.delete([3]);
   t.same(service.context(4, 1)?.before, [], 'the deleted sentence before it is gone');
   t.equal(service.context(4, 1)?.after.length, 1);
+  // Exports read context without the service (ContextReader): the same.
+  const reader = await ContextReader.open(out);
+  t.teardown(() => reader.close());
+  t.same(reader.context(4, 1)?.before, [], 'nor in exports');
+  t.equal(reader.context(4, 1)?.after.length, 1);
 });
 
 t.test('docs align pairs each document with its twin, inside the band', async (t) => {
