@@ -18,8 +18,8 @@ import { defaultReverseDepth, effectiveScope, type JobSpec } from './spec.js';
 
 /** New sentences searched at once for their neighbourhoods. */
 const CHUNK = 512;
-/** The deepest a new sentence's neighbourhood is read (the native search's limit). */
-export const MAX_REVERSE_SEARCH = 4096;
+/** The deepest a new sentence's neighbourhood is read (with the overfetch for tombstones, within the native search limit). */
+export const MAX_REVERSE_SEARCH = 2048;
 
 export interface SinceSource extends QuerySource {
   /** The first new id: queries below it keep only new candidates. */
