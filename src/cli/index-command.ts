@@ -38,8 +38,11 @@ export async function runRebuild(dir: string): Promise<void> {
     [
       `index ${dir} rebuilt${r.resumed ? ' (finished a rebuild cut short)' : ''}: ${r.ntotal} sentences, ${r.folded} of them ` +
         `folded in from the writes, ${r.deleted} deleted (tombstones), factory ${r.factory}`,
-      `  training ${formatDuration(r.trainMs / 1000)}, filling ${formatDuration(r.fillMs / 1000)}; ` +
-        'measure its operating points with `paramine tune`, restart a service serving it',
+      `  training ${formatDuration(r.trainMs / 1000)}, filling ${formatDuration(r.fillMs / 1000)}` +
+        (r.tuned
+          ? `; search defaults nprobe ${r.tuned.nprobe}, kFactor ${r.tuned.kFactor}: recall@10 ${r.tuned.recall} (tuned)`
+          : ''),
+      '  restart a service serving it to see the rebuild',
       '',
     ].join('\n'),
   );

@@ -9,6 +9,8 @@
  * records kept). The sealed and growing segments are folded in: the updates record that ids below the new
  * count live in the shards (IndexUpdates.fold), and their segment files go.
  *
+ * IVF indexes are then tuned as at the end of a build (operating points, search defaults).
+ *
  * Crash-safe by steps: everything is written to DIR/.rebuild first (its manifest last); files are then
  * moved in with the manifest last, and a rebuild started again after a crash finishes the move when
  * .rebuild holds a whole manifest. A service serving DIR must be restarted to see the rebuild.
@@ -22,6 +24,7 @@ import { ParamineError } from '../errors.js';
 import {
   fillPiece,
   MANIFEST_FILE,
+  type OperatingPoint,
   planForFactory,
   readManifest,
   sampleIds,
@@ -41,6 +44,7 @@ import {
   STORE_DIR,
 } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
+import { runTune } from './tune.js';
 
 const WORK = '.rebuild';
 
@@ -55,6 +59,8 @@ export interface RebuildSummary {
   fillMs: number;
   /** The move of an earlier rebuild cut short was finished instead. */
   resumed: boolean;
+  /** The operating point tuning made the search defaults (IVF indexes). */
+  tuned?: OperatingPoint | undefined;
 }
 
 export async function rebuildIndex(
@@ -180,7 +186,30 @@ export async function rebuildIndex(
   );
   await moveIn(dir, work);
   const folded = await fold(dir, ntotal);
-  return { ...folded, ntotal, factory: plan.factory, trainMs, fillMs, resumed: false };
+  return {
+    ...folded,
+    ntotal,
+    factory: plan.factory,
+    trainMs,
+    fillMs,
+    resumed: false,
+    tuned: await tune(dir, plan.factory, log),
+  };
+}
+
+/** Operating points and tuned search defaults, as at the end of a build (IVF only; the index is whole without). */
+async function tune(
+  dir: string,
+  factory: string,
+  log: (line: string) => void,
+): Promise<OperatingPoint | undefined> {
+  if (!/IVF\d/.test(factory)) return undefined;
+  try {
+    return (await runTune({ index: dir, quiet: true }, log)).chosen;
+  } catch (e) {
+    log(`tuning failed (${(e as Error).message}); the index is usable: run paramine tune --index ${dir}`);
+    return undefined;
+  }
 }
 
 function storeCount(dir: string): number {

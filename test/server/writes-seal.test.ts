@@ -139,6 +139,7 @@ t.test('index --rebuild folds the writes in: retrained, same ids, deletes kept, 
   const after = await readManifest(ts.index);
   t.equal(after.ntotal, lateId + 1);
   t.not(after.createdAt, before.createdAt, 'a new build of the index');
+  t.ok((after.operatingPoints ?? []).length > 0, 'tuned as at the end of a build');
   t.notOk(
     readdirSync(join(ts.index, 'updates')).some((f) => f.startsWith('seg-')),
     'the sealed segments were folded in and their files removed',
