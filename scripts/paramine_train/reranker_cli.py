@@ -108,8 +108,9 @@ def main():
         report["command"] = card.command_line("train_reranker.py", report["hyperparameters"], parser().parse_args([]))
         report["name"] = out.name
         report["id2label"] = reranker.label_names(work)
-        if args.base and reranker_card.describe_base(args.base):
-            report["base_description"] = reranker_card.describe_base(args.base)
+        described = args.base and reranker_card.describe_base(args.base, len(report["id2label"]))
+        if described:
+            report["base_description"] = described
         text = reranker_card.card_text if args.task == "binary" else reranker_card.task_card_text
         card.write(out, text(report), report)
     if args.stage in ("all", "calibrate") and args.task != "turku":

@@ -169,8 +169,8 @@ export const SERVE_SETTINGS = defineSettings({
     schema: int(0, 64),
     flag: '--write-threads <n>',
     description:
-      "embed added sentences (POST /v1/sentences) in an encoder session of their own on this many threads (0: they share the queries' encoder and its queue)",
-    default: 0,
+      "embed added sentences (POST /v1/sentences) in an encoder session of their own on this many threads (0: they share the queries' encoder and its queue; 1 keeps search p99 within 1.3-1.5x of idle while adding on 2 cores, docs/updates.md)",
+    default: 1,
   },
   sealAt: {
     schema: int(1),
