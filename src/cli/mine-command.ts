@@ -4,16 +4,11 @@
  * go to NDJSON (and clusters to a second file) once the job is done.
  */
 
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { z } from 'zod';
 import { defaultOf } from '../config.js';
 import { domainRequestSchema } from '../domain/index.js';
-import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
   type JobManager,
@@ -22,12 +17,11 @@ import {
   type JobStore,
   jobSpecSchema,
   PRESET_NAMES,
-  pairKey,
 } from '../jobs/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
 import { DEFAULT_RERANKER, openService } from '../service/index.js';
-import { parseInput } from '../validate.js';
+import { existingPairs, writeLines, writePairs } from './mine-output.js';
 
 const num = (v: string) => Number(v);
 
@@ -270,18 +264,10 @@ export function mineCommand(program: Command): Command {
     )
     .option(
       '--since <point>',
-      "mine only pairs with a sentence added after this point: a write's seq (N or seq:N), id:N (the untilId the last run printed) or an ISO time",
+      "only pairs with a sentence added after: seq N, id:N (the last run's) or a time",
     )
-    .option(
-      '--reverse-depth <n>',
-      'with --since: neighbours of each new sentence checked first (see the job field)',
-      num,
-    )
-    .option(
-      '--append',
-      'add the pairs to --out, leaving out those already in it (a daily --since run)',
-      false,
-    )
+    .option('--reverse-depth <n>', "with --since: each new sentence's neighbours checked first", num)
+    .option('--append', 'add the pairs to --out, leaving out those already in it', false)
     .option('--batch-size <n>', 'query sentences per checkpoint', num, 256)
     .option(
       '--faiss-threads <n>',
@@ -331,18 +317,7 @@ export async function mine(o: MineFlags): Promise<void> {
     }
     const clustersFile = `${o.out.replace(/\.jsonl?$/, '')}.clusters.jsonl`;
     const kept = o.append ? await existingPairs(o.out) : { lines: [], keys: new Set<string>() };
-    let appended = 0;
-    await writeLines(
-      o.out,
-      (function* () {
-        yield* kept.lines;
-        for (const { pair } of store.pairs(job.id)) {
-          if (pair.a.id !== null && pair.b.id !== null && kept.keys.has(pairKey(pair.a.id, pair.b.id)))
-            continue;
-          yield `${JSON.stringify({ seq: kept.lines.length + appended++, ...pair })}\n`;
-        }
-      })(),
-    );
+    const appended = await writePairs(o.out, kept, store.pairs(job.id));
     if (end.clusters !== undefined) {
       await writeLines(
         clustersFile,
@@ -390,39 +365,4 @@ async function startOrResume(
   }
   manager.resume();
   return existing;
-}
-
-/** The lines of an earlier --out (empty when there is none) and their pairs' keys. */
-async function existingPairs(path: string): Promise<{ lines: string[]; keys: Set<string> }> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    if ((e as { code?: string }).code === 'ENOENT') return { lines: [], keys: new Set() };
-    throw e;
-  }
-  const lines: string[] = [];
-  const keys = new Set<string>();
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    const row = parseInput(minedLine, JSON.parse(line), `${path}:${i + 1}`);
-    if (row.a.id !== null && row.b.id !== null) keys.add(pairKey(row.a.id, row.b.id));
-    lines.push(`${line}\n`);
-  });
-  return { lines, keys };
-}
-
-const minedLine = z.looseObject({
-  a: z.looseObject({ id: z.number().int().nullable() }),
-  b: z.looseObject({ id: z.number().int().nullable() }),
-});
-
-/** Writes durably under a temporary name and renames, so the output is either whole or absent. */
-async function writeLines(path: string, lines: Iterable<string>): Promise<void> {
-  await replaceFile(path, async (tmp) => {
-    const out = createWriteStream(tmp);
-    for (const line of lines) if (!out.write(line)) await once(out, 'drain');
-    out.end();
-    await once(out, 'finish');
-  });
 }

@@ -15,7 +15,9 @@
 import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { type FaissIndex, readIndex } from '../native/index.js';
+import type { IndexPlan } from './factory.js';
 import type { VectorSource } from './source.js';
+import { trainIndex } from './train.js';
 
 export interface FillOptions {
   /** Trained and empty: the piece is a clone of it. */
@@ -66,6 +68,44 @@ export async function fillPiece(o: FillOptions): Promise<FaissIndex> {
   } catch (e) {
     await piece.close();
     throw e;
+  }
+}
+
+/**
+ * One shard over every row of `source` (id = row): `plan` trained on the rows `sample` names, filled,
+ * written durably to `path`. Returns the training and filling times (ms).
+ */
+export async function writeOneShard(
+  path: string,
+  plan: IndexPlan,
+  source: VectorSource,
+  sample: readonly number[],
+  options: { seed?: number; threads?: number } = {},
+): Promise<{ trainMs: number; fillMs: number }> {
+  const seed = options.seed ?? 1234;
+  let t0 = performance.now();
+  const template = await trainIndex({
+    plan,
+    dim: plan.dim,
+    metric: plan.metric,
+    source,
+    sampleIds: sample,
+    seed,
+    ...(options.threads === undefined ? {} : { threads: options.threads }),
+  });
+  const trainMs = performance.now() - t0;
+  try {
+    t0 = performance.now();
+    const shard = await fillPiece({ template, source, first: 0, count: source.count });
+    const fillMs = performance.now() - t0;
+    try {
+      await writeIndexFile(shard, path);
+    } finally {
+      await shard.close();
+    }
+    return { trainMs, fillMs };
+  } finally {
+    await template.close();
   }
 }
 

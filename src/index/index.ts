@@ -42,6 +42,7 @@ export {
   type Range,
   splitRange,
   writeIndexFile,
+  writeOneShard,
 } from './fill.js';
 export { fromHalf, toHalf } from './half.js';
 export { LiveIndex, MAX_OVERFETCH } from './live.js';

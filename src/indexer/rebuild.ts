@@ -22,19 +22,19 @@ import { pipeline } from 'node:stream/promises';
 import { fsyncDir, replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
-  fillPiece,
+  type IndexPlan,
   MANIFEST_FILE,
+  type Manifest,
   type OperatingPoint,
   planForFactory,
   readManifest,
   sampleIds,
   shardFileName,
   toHalf,
-  trainIndex,
   VECTORS_FILE,
   VectorFile,
-  writeIndexFile,
   writeIndexManifest,
+  writeOneShard,
 } from '../index/index.js';
 import {
   groupTableIdentity,
@@ -47,6 +47,7 @@ import { dedupKey } from '../text/index.js';
 import { runTune } from './tune.js';
 
 const WORK = '.rebuild';
+const SEED = 1234;
 
 export interface RebuildSummary {
   /** Sentences in the rebuilt index (built and added; deleted ones stay as tombstones). */
@@ -67,36 +68,69 @@ export async function rebuildIndex(
   dir: string,
   log: (line: string) => void = () => {},
 ): Promise<RebuildSummary> {
+  const cutShort = await finishCutShort(dir, log);
+  if (cutShort !== undefined) return cutShort;
+  const old = await readManifest(dir);
   const work = join(dir, WORK);
+  const { ntotal, deleted } = await gatherVectors(dir, work, old, log);
+  const plan = planForFactory(old.factory, {
+    n: ntotal,
+    dim: old.dim,
+    metric: old.metric,
+    vectorsKept: true,
+    ...(old.search.refine === undefined ? {} : { refine: old.search.refine }),
+  });
+  const source = await VectorFile.openFile(join(work, VECTORS_FILE), ntotal, old.dim);
+  let times: { trainMs: number; fillMs: number };
+  try {
+    const live = Array.from({ length: ntotal }, (_, i) => i).filter((i) => !deleted.has(i));
+    const sample = sampleIds(live.length, Math.min(plan.trainSize, live.length), SEED).map(
+      (i) => live[i] as number,
+    );
+    log(`index --rebuild: ${plan.factory} trained on ${sample.length} of ${ntotal} sentences`);
+    times = await writeOneShard(join(work, shardFileName(0)), plan, source, sample, { seed: SEED });
+  } finally {
+    await source.close();
+  }
+  await writeRebuiltManifest(work, old, plan, ntotal, { ...times, deleted: deleted.size });
+  await moveIn(dir, work);
+  const folded = await fold(dir, ntotal);
+  const tuned = await tune(dir, plan.factory, log);
+  return { ...folded, ...times, ntotal, factory: plan.factory, resumed: false, tuned };
+}
+
+/** A rebuild cut short by a crash, finished (undefined: there is none). */
+async function finishCutShort(dir: string, log: (line: string) => void): Promise<RebuildSummary | undefined> {
+  const work = join(dir, WORK);
+  let manifest: Manifest;
   if (existsSync(join(work, MANIFEST_FILE))) {
     log('index --rebuild: finishing the move of a rebuild cut short');
-    const manifest = await readManifest(work);
+    manifest = await readManifest(work);
     await moveIn(dir, work);
-    const folded = await fold(dir, manifest.ntotal);
-    return {
-      ...folded,
-      ntotal: manifest.ntotal,
-      factory: manifest.factory,
-      trainMs: 0,
-      fillMs: 0,
-      resumed: true,
-    };
-  }
-  const current = await readManifest(dir);
-  if (storeCount(dir) < current.ntotal) {
-    // A rebuild moved in but was cut short before its sentences reached the store.
+  } else {
+    manifest = await readManifest(dir);
+    // Moved in, but cut short before its sentences reached the store.
+    if (storeCount(dir) >= manifest.ntotal) return undefined;
     log('index --rebuild: finishing a rebuild cut short');
-    const folded = await fold(dir, current.ntotal);
-    return {
-      ...folded,
-      ntotal: current.ntotal,
-      factory: current.factory,
-      trainMs: 0,
-      fillMs: 0,
-      resumed: true,
-    };
   }
-  const old = await readManifest(dir);
+  const folded = await fold(dir, manifest.ntotal);
+  return {
+    ...folded,
+    ntotal: manifest.ntotal,
+    factory: manifest.factory,
+    trainMs: 0,
+    fillMs: 0,
+    resumed: true,
+  };
+}
+
+/** Every sentence's vector, built and added, into WORK/vectors.f16; the next id and the deleted ids. */
+async function gatherVectors(
+  dir: string,
+  work: string,
+  old: Manifest,
+  log: (line: string) => void,
+): Promise<{ ntotal: number; deleted: Set<number> }> {
   if (old.vectors === undefined) {
     throw new ParamineError(
       'BAD_INPUT',
@@ -104,97 +138,50 @@ export async function rebuildIndex(
       { field: 'index' },
     );
   }
-  const base = storeCount(dir);
-  const updates = IndexUpdates.open(dir, base);
-  let ntotal: number;
-  let deleted: Set<number>;
+  const updates = IndexUpdates.open(dir, storeCount(dir));
   try {
-    ntotal = updates.nextId;
-    deleted = new Set(updates.tombstones);
+    const ntotal = updates.nextId;
     await rm(work, { recursive: true, force: true });
     await mkdir(work, { recursive: true });
-    log(
-      `index --rebuild: vectors of ${old.vectors.count} kept + ${ntotal - old.vectors.count} added sentences`,
-    );
-    await writeVectors(join(dir, VECTORS_FILE), join(work, VECTORS_FILE), updates, old.vectors.count, ntotal);
+    const kept = old.vectors.count;
+    log(`index --rebuild: vectors of ${kept} kept + ${ntotal - kept} added sentences`);
+    await writeVectors(join(dir, VECTORS_FILE), join(work, VECTORS_FILE), updates, kept, ntotal);
+    return { ntotal, deleted: new Set(updates.tombstones) };
   } finally {
     await updates.close();
   }
-  const { dim, metric } = old;
-  const plan = planForFactory(old.factory, {
-    n: ntotal,
-    dim,
-    metric,
-    vectorsKept: true,
-    ...(old.search.refine === undefined ? {} : { refine: old.search.refine }),
-  });
-  const source = await VectorFile.openFile(join(work, VECTORS_FILE), ntotal, dim);
-  let trainMs = 0;
-  let fillMs = 0;
-  try {
-    const live = Array.from({ length: ntotal }, (_, i) => i).filter((i) => !deleted.has(i));
-    const sample = sampleIds(live.length, Math.min(plan.trainSize, live.length), 1234).map(
-      (i) => live[i] as number,
-    );
-    log(`index --rebuild: ${plan.factory} trained on ${sample.length} of ${ntotal} sentences`);
-    let t0 = performance.now();
-    const template = await trainIndex({ plan, dim, metric, source, sampleIds: sample, seed: 1234 });
-    trainMs = performance.now() - t0;
-    try {
-      t0 = performance.now();
-      const shard = await fillPiece({ template, source, first: 0, count: ntotal });
-      fillMs = performance.now() - t0;
-      await writeIndexFile(shard, join(work, shardFileName(0)));
-      await shard.close();
-    } finally {
-      await template.close();
-    }
-  } finally {
-    await source.close();
-  }
-  const search =
-    plan.kind === 'flat'
-      ? {}
-      : { ...plan.search, ...(old.search.refine ? { refine: old.search.refine } : {}) };
+}
+
+/** The rebuilt index's manifest, in WORK (written last there: a whole rebuild waiting to be moved in). */
+async function writeRebuiltManifest(
+  work: string,
+  old: Manifest,
+  plan: IndexPlan,
+  ntotal: number,
+  stats: { trainMs: number; fillMs: number; deleted: number },
+): Promise<void> {
+  const refine = old.search.refine === undefined ? {} : { refine: old.search.refine };
   await writeIndexManifest(
     work,
     {
       factory: plan.factory,
-      dim,
-      metric,
+      dim: old.dim,
+      metric: old.metric,
       nlist: plan.nlist > 0 ? plan.nlist : null,
       shards: [{ file: shardFileName(0), count: ntotal }],
     },
     {
       model: old.model,
-      vectors: { file: VECTORS_FILE, dtype: 'float16', count: ntotal, dim },
-      search,
+      vectors: { file: VECTORS_FILE, dtype: 'float16', count: ntotal, dim: old.dim },
+      search: plan.kind === 'flat' ? {} : { ...plan.search, ...refine },
       build: {
         ...old.build,
         // The group tables and the store describe the same sentences as before.
         groupsIdentity: groupTableIdentity(old),
-        rebuild: {
-          from: old.createdAt,
-          sentences: ntotal,
-          added: ntotal - old.ntotal,
-          deleted: deleted.size,
-          trainMs,
-          fillMs,
-        },
+        rebuild: { from: old.createdAt, sentences: ntotal, added: ntotal - old.ntotal, ...stats },
       },
     },
   );
-  await moveIn(dir, work);
-  const folded = await fold(dir, ntotal);
-  return {
-    ...folded,
-    ntotal,
-    factory: plan.factory,
-    trainMs,
-    fillMs,
-    resumed: false,
-    tuned: await tune(dir, plan.factory, log),
-  };
 }
 
 /** Operating points and tuned search defaults, as at the end of a build (IVF only; the index is whole without). */

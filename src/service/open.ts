@@ -9,7 +9,14 @@ import { basename, resolve } from 'node:path';
 import { AnnotationStore } from '../annotations/index.js';
 import { Domains, indexIdentity } from '../domain/index.js';
 import { type Embedder, Encoder, type IdfWeights } from '../encode/index.js';
-import { LiveIndex, readManifest, ShardedIndex, VectorFile, type VerifyMode } from '../index/index.js';
+import {
+  LiveIndex,
+  type Manifest,
+  readManifest,
+  ShardedIndex,
+  VectorFile,
+  type VerifyMode,
+} from '../index/index.js';
 import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
@@ -183,8 +190,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
   const identity = indexIdentity(manifest);
   const domains = new Domains(o.index, identity);
-  const writeEmbedder = await openWriteEncoder(o, manifest.model.id, embedder, closers);
-  const { live, writes } = await openWrites(o, index, store, writeEmbedder.port(true), closers);
+  const { live, writes } = await openWrites(o, { index, store, embedder, manifest }, closers);
   let idf: Promise<IdfWeights> | undefined;
   const core = (unbounded: boolean) =>
     new SearchCore({
@@ -194,10 +200,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
       reranker: scorer?.port(unbounded),
       domains,
       tokens: encoder,
-      idf: () => {
-        idf ??= indexIdf(store, index.ntotal, encoder);
-        return idf;
-      },
+      idf: () => (idf ??= indexIdf(store, index.ntotal, encoder)),
       onStage: hooks.onStage,
     });
   const interactive = core(false);
@@ -280,11 +283,11 @@ async function openWriteEncoder(
 /** Writes while serving: a growing exact segment and tombstones over the built shards (writes.ts). */
 async function openWrites(
   o: ServiceOptions,
-  index: ShardedIndex,
-  store: SentenceStore,
-  embed: Embedder,
+  parts: { index: ShardedIndex; store: SentenceStore; embedder: BatchedEmbedder; manifest: Manifest },
   closers: Closers,
 ) {
+  const { index, store } = parts;
+  const embed = (await openWriteEncoder(o, parts.manifest.model.id, parts.embedder, closers)).port(true);
   const tombstones = new Set<number>();
   const live = new LiveIndex(index, tombstones);
   closers.add(() => live.close());

@@ -6,17 +6,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  fillPiece,
   type IndexPlan,
   type Manifest,
   sampleIds,
   shardFileName,
   toHalf,
-  trainIndex,
   VECTORS_FILE,
   VectorFile,
-  writeIndexFile,
   writeIndexManifest,
+  writeOneShard,
 } from '../index/index.js';
 
 /** A stand-in model reference: these indexes are never queried with text. */
@@ -36,22 +34,10 @@ export async function writeVectorIndex(
   const source = await VectorFile.openFile(join(dir, VECTORS_FILE), n, dim);
   try {
     const seed = options.seed ?? 1234;
-    const template = await trainIndex({
-      plan,
-      dim,
-      metric: plan.metric,
-      source,
-      sampleIds: sampleIds(n, plan.trainSize, seed),
+    await writeOneShard(join(dir, shardFileName(0)), plan, source, sampleIds(n, plan.trainSize, seed), {
+      ...options,
       seed,
-      ...(options.threads === undefined ? {} : { threads: options.threads }),
     });
-    try {
-      const shard = await fillPiece({ template, source, first: 0, count: n });
-      await writeIndexFile(shard, join(dir, shardFileName(0)));
-      await shard.close();
-    } finally {
-      await template.close();
-    }
   } finally {
     await source.close();
   }
