@@ -75,7 +75,7 @@ export {
   writeIndexManifest,
   writeShardedIndex,
 } from './sharded.js';
-export { prng, sampleIds, spread, type VectorSource } from './source.js';
+export { gatherRows, prng, sampleIds, spread, type VectorSource } from './source.js';
 export { mergeTopK } from './topk.js';
 export { type TrainOptions, type TrainProgress, type TrainStage, trainIndex } from './train.js';
 export {

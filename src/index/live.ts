@@ -13,6 +13,7 @@
 import { createIndex, type FaissIndex, type Metric, type SearchResult } from '../native/index.js';
 import { closeSegment, type OpenSegment, searchSegment } from './segment.js';
 import type { ShardedIndex, ShardSearchParams } from './sharded.js';
+import { gatherRows } from './source.js';
 
 /** Most extra neighbours a search asks the built shards for, to make up for deleted ones. */
 export const MAX_OVERFETCH = 1024;
@@ -182,12 +183,4 @@ export class LiveIndex {
     this.#lock = next.catch(() => undefined);
     return next;
   }
-}
-
-function gatherRows(vectors: Float32Array, rows: readonly number[], dim: number): Float32Array {
-  const out = new Float32Array(rows.length * dim);
-  rows.forEach((r, j) => {
-    out.set(vectors.subarray(r * dim, (r + 1) * dim), j * dim);
-  });
-  return out;
 }

@@ -21,6 +21,15 @@ export function spread<T>(items: readonly T[], m: number): T[] {
   return out;
 }
 
+/** The rows at `rows` (row-major, `dim` wide) copied into one array, in that order. */
+export function gatherRows(vectors: Float32Array, rows: readonly number[], dim: number): Float32Array {
+  const out = new Float32Array(rows.length * dim);
+  rows.forEach((r, j) => {
+    out.set(vectors.subarray(r * dim, (r + 1) * dim), j * dim);
+  });
+  return out;
+}
+
 /** mulberry32: small, fast, good enough to pick sample ids reproducibly. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;

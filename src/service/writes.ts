@@ -10,11 +10,13 @@ import { join } from 'node:path';
 import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import {
+  gatherRows,
   type LiveIndex,
   openSegment,
   quantizationFit,
   type SegmentFit,
   sealSegment,
+  spread,
 } from '../index/index.js';
 import type { AddedSentences } from '../jobs/index.js';
 import type { FaissIndex } from '../native/index.js';
@@ -279,7 +281,8 @@ export class SentenceWrites {
     this.#template ??= this.live.base.template();
     const template = await this.#template;
     const info = await sealSegment(u.dir, template, from, vectors);
-    const fit = await quantizationFit(template, spread(vectors, dim, FIT_SAMPLE), this.#fitParams());
+    const sample = gatherRows(vectors, spread([...Array(count).keys()], FIT_SAMPLE), dim);
+    const fit = await quantizationFit(template, sample, this.#fitParams());
     await u.recordSegment({ ...info, fit });
     await this.live.adopt(await openSegment(u.dir, { ...info, fit }, dim));
     await this.#measureBaseFit();
@@ -368,16 +371,4 @@ export class SentenceWrites {
     }
     if (ids.length > 0) await flush();
   }
-}
-
-/** Up to `n` rows of `vectors`, evenly spread. */
-function spread(vectors: Float32Array, dim: number, n: number): Float32Array {
-  const rows = vectors.length / dim;
-  if (rows <= n) return vectors;
-  const out = new Float32Array(n * dim);
-  for (let j = 0; j < n; j++) {
-    const r = Math.floor((j * rows) / n);
-    out.set(vectors.subarray(r * dim, (r + 1) * dim), j * dim);
-  }
-  return out;
 }

@@ -261,11 +261,7 @@ export class IndexUpdates {
 
   /** The embeddings of added ids, as added (ids.length x dim; deleted ones too). */
   vectorsOf(ids: readonly number[]): Float32Array {
-    const rows = ids.map((id) => {
-      const buf = this.#vectors.get(id) as Buffer | undefined;
-      if (buf === undefined) throw new ParamineError('NOT_FOUND', `no added sentence with id ${id}`);
-      return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
-    });
+    const rows = ids.map((id) => this.#vector(id));
     const dim = rows[0]?.length ?? 0;
     const out = new Float32Array(ids.length * dim);
     rows.forEach((r, i) => {
@@ -277,9 +273,7 @@ export class IndexUpdates {
   /** Every added sentence with its vector from id `from` on, in id order (what a restarted service loads). */
   *addedRange(from = this.base): Generator<AddedSentence & { vector: Float32Array }> {
     for (const a of this.addedSentences(from)) {
-      const buf = this.#vectors.get(a.id) as Buffer;
-      const vector = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
-      yield { ...a, vector };
+      yield { ...a, vector: this.#vector(a.id) };
     }
   }
 
@@ -359,6 +353,13 @@ export class IndexUpdates {
     const next = this.#queue.then(write, write);
     this.#queue = next.catch(() => undefined);
     return next;
+  }
+
+  /** An added sentence's stored embedding, copied out of LMDB's buffer. */
+  #vector(id: number): Float32Array {
+    const buf = this.#vectors.get(id) as Buffer | undefined;
+    if (buf === undefined) throw new ParamineError('NOT_FOUND', `no added sentence with id ${id}`);
+    return new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
   }
 
   #assertOpen(): void {
