@@ -5,12 +5,14 @@
  * The ground truth the tuner (tune.ts) measures recall against.
  */
 import { createIndex, type Metric } from '../native/index.js';
-import type { VectorSource } from './source.js';
+import { type VectorSource, withoutIds } from './source.js';
 import { mergeTopK } from './topk.js';
 
 export interface ExactOptions {
   /** Rows read and searched at once (default: 32,768 -> 50 MB of float32 at d = 384). */
   batchRows?: number;
+  /** Rows that are no longer in the collection (deleted sentences): never a neighbour. */
+  skipIds?: ReadonlySet<number> | undefined;
   /** Each query's own id: left out of its neighbours (queries drawn from the collection). */
   excludeIds?: readonly number[];
   onProgress?: (done: number, total: number) => void;
@@ -34,15 +36,15 @@ export async function exactTopK(
   for (let first = 0; first < count; first += batch) {
     options.signal?.throwIfAborted();
     const rows = Math.min(batch, count - first);
-    const vectors = await source.read(first, rows);
-    const ids = new BigInt64Array(rows);
-    for (let i = 0; i < rows; i++) ids[i] = BigInt(first + i);
+    const all = new BigInt64Array(rows);
+    for (let i = 0; i < rows; i++) all[i] = BigInt(first + i);
+    const [vectors, ids] = withoutIds(await source.read(first, rows), all, options.skipIds);
     const flat = createIndex('Flat', dim, metric);
     try {
-      await flat.add(vectors, ids);
-      const part = await flat.search(queries, Math.min(fetch, rows));
-      const padded =
-        part.ids.length === nq * fetch ? part : pad(part, nq, Math.min(fetch, rows), fetch, metric);
+      if (ids.length > 0) await flat.add(vectors, ids);
+      const width = Math.min(fetch, Math.max(1, ids.length));
+      const part = await flat.search(queries, width);
+      const padded = part.ids.length === nq * fetch ? part : pad(part, nq, width, fetch, metric);
       best = best === undefined ? padded : mergeTopK([best, padded], nq, fetch, metric);
     } finally {
       await flat.close();

@@ -16,7 +16,7 @@ import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { type FaissIndex, readIndex } from '../native/index.js';
 import type { IndexPlan } from './factory.js';
-import type { VectorSource } from './source.js';
+import { type VectorSource, withoutIds } from './source.js';
 import { trainIndex } from './train.js';
 
 export interface FillOptions {
@@ -30,6 +30,8 @@ export interface FillOptions {
   batch?: number;
   /** Called after each batch with the piece's vector count. */
   onProgress?: (added: number) => void;
+  /** Ids left out (deleted sentences a rebuild applies for good). */
+  skip?: ReadonlySet<number> | undefined;
 }
 
 function ids(first: number, count: number): BigInt64Array {
@@ -61,7 +63,8 @@ export async function fillPiece(o: FillOptions): Promise<FaissIndex> {
       const following = at + n < end ? o.source.read(at + n, Math.min(batch, end - at - n)) : undefined;
       following?.catch(() => {}); // surfaced when awaited
       next = following;
-      await piece.add(vectors, ids(at, n));
+      const [kept, keptIds] = withoutIds(vectors, ids(at, n), o.skip);
+      if (keptIds.length > 0) await piece.add(kept, keptIds);
       o.onProgress?.(at + n - o.first);
     }
     return piece;
@@ -80,7 +83,7 @@ export async function writeOneShard(
   plan: IndexPlan,
   source: VectorSource,
   sample: readonly number[],
-  options: { seed?: number; threads?: number } = {},
+  options: { seed?: number; threads?: number; skip?: ReadonlySet<number> } = {},
 ): Promise<{ trainMs: number; fillMs: number }> {
   const seed = options.seed ?? 1234;
   let t0 = performance.now();
@@ -96,7 +99,7 @@ export async function writeOneShard(
   const trainMs = performance.now() - t0;
   try {
     t0 = performance.now();
-    const shard = await fillPiece({ template, source, first: 0, count: source.count });
+    const shard = await fillPiece({ template, source, first: 0, count: source.count, skip: options.skip });
     const fillMs = performance.now() - t0;
     try {
       await writeIndexFile(shard, path);

@@ -94,7 +94,10 @@ export const ManifestSchema = z.object({
   metric: z.enum(['ip', 'l2']),
   factory: z.string().min(1),
   model: z.object({ id: z.string().min(1), sha256: Sha256 }),
+  /** The id space: the next sentence's id (every shard's vectors, plus `removed`). */
   ntotal: z.number().int().nonnegative(),
+  /** Ids no shard holds any more: deleted sentences a rebuild applied for good (absent: none). */
+  removed: z.number().int().nonnegative().optional(),
   shards: z
     .array(
       z.object({
@@ -167,9 +170,13 @@ export async function readManifest(dir: string): Promise<Manifest> {
     );
   }
   const m = parsed.data;
-  const sum = m.shards.reduce((s, x) => s + x.count, 0);
-  if (sum !== m.ntotal)
-    throw new ParamineError('BAD_FILE', `${path}: shard counts add up to ${sum}, not ${m.ntotal}`);
+  const sum = m.shards.reduce((s, x) => s + x.count, 0) + (m.removed ?? 0);
+  if (sum !== m.ntotal) {
+    throw new ParamineError(
+      'BAD_FILE',
+      `${path}: shard counts and removed ids add up to ${sum}, not ${m.ntotal}`,
+    );
+  }
   if (new Set(m.shards.map((s) => s.file)).size !== m.shards.length) {
     throw new ParamineError('BAD_FILE', `${path}: a shard file is listed twice`);
   }

@@ -175,8 +175,9 @@ export class ShardedIndex {
   get metric(): Metric {
     return this.manifest.metric;
   }
+  /** The id space (ids 0 .. ntotal - 1): the shards' vectors plus the ids a rebuild removed. */
   get ntotal(): number {
-    return this.#shards.reduce((s, x) => s + x.ntotal, 0);
+    return this.#shards.reduce((s, x) => s + x.ntotal, 0) + (this.manifest.removed ?? 0);
   }
   /** Whether searches can take an id selector (`ids`): every factory but fast-scan IVF. */
   get supportsIdSelector(): boolean {
@@ -321,13 +322,16 @@ export async function writeIndexManifest(
     metric: Metric;
     nlist: number | null;
     shards: ReadonlyArray<{ file: string; count: number }>;
+    /** Ids in no shard (deleted sentences a rebuild applied for good). */
+    removed?: number;
   },
   options: WriteOptions,
 ): Promise<Manifest> {
   if (!options.overwrite && (await pathExists(join(dir, MANIFEST_FILE)))) {
     throw new ParamineError('CONFLICT', `${dir} already holds an index (pass overwrite to replace it)`);
   }
-  const ntotal = info.shards.reduce((s, x) => s + x.count, 0);
+  const removed = info.removed ?? 0;
+  const ntotal = info.shards.reduce((s, x) => s + x.count, 0) + removed;
   if (options.vectors) await checkVectors(dir, options.vectors, ntotal, info.dim);
   const refine = info.factory.includes(',R');
   const s = options.search ?? {};
@@ -344,6 +348,7 @@ export async function writeIndexManifest(
     factory: info.factory,
     model: { id: options.model.id, sha256: options.model.sha256.toLowerCase() },
     ntotal,
+    ...(removed > 0 ? { removed } : {}),
     shards: await Promise.all(
       info.shards.map(async (x) => ({
         file: x.file,

@@ -30,6 +30,19 @@ export function gatherRows(vectors: Float32Array, rows: readonly number[], dim: 
   return out;
 }
 
+/** The rows whose id is not in `skip` (the same arrays when none is). */
+export function withoutIds(
+  vectors: Float32Array,
+  rowIds: BigInt64Array,
+  skip: ReadonlySet<number> | undefined,
+): [Float32Array, BigInt64Array] {
+  if (skip === undefined || skip.size === 0) return [vectors, rowIds];
+  const keep = [...rowIds.keys()].filter((i) => !skip.has(Number(rowIds[i])));
+  if (keep.length === rowIds.length) return [vectors, rowIds];
+  const kept = gatherRows(vectors, keep, vectors.length / rowIds.length);
+  return [kept, BigInt64Array.from(keep, (row) => rowIds[row] as bigint)];
+}
+
 /** mulberry32: small, fast, good enough to pick sample ids reproducibly. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;

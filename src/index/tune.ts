@@ -57,6 +57,8 @@ export interface TuneOptions {
   sweep?: 'target' | 'full';
   /** Ids that must not be drawn as queries (e.g. another sample kept for checking). */
   avoidIds?: ReadonlySet<number>;
+  /** Ids no longer in the collection (deleted sentences): neither queries nor exact neighbours. */
+  skipIds?: ReadonlySet<number>;
   /** Rows per brute-force batch (exact.ts). */
   batchRows?: number;
   onProgress?: (p: { stage: 'truth' | 'sweep'; done: number; total: number }) => void;
@@ -231,11 +233,13 @@ export async function tuneIndex(
   const k = options.k ?? 10;
   const target = options.targetRecall ?? DEFAULT_TARGET_RECALL;
   const seed = options.seed ?? 20;
-  const ids = heldOutIds(source.count, options.queries ?? DEFAULT_TUNE_QUERIES, seed, options.avoidIds);
+  const avoid = new Set([...(options.avoidIds ?? []), ...(options.skipIds ?? [])]);
+  const ids = heldOutIds(source.count, options.queries ?? DEFAULT_TUNE_QUERIES, seed, avoid);
   if (ids.length === 0) throw new ParamineError('BAD_INPUT', 'no queries to tune with', { field: 'queries' });
   const queries = await source.readIds(ids);
   const exact = await exactTopK(source, queries, k, index.metric, {
     excludeIds: ids,
+    skipIds: options.skipIds,
     ...(options.batchRows === undefined ? {} : { batchRows: options.batchRows }),
     onProgress: (done, total) => options.onProgress?.({ stage: 'truth', done, total }),
     ...(options.signal ? { signal: options.signal } : {}),

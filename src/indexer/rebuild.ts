@@ -1,22 +1,26 @@
 /**
  * `paramine index --rebuild --index DIR` (issue #30): retrains an index that has taken writes, from the
  * vectors it keeps (vectors.f16 for the built sentences, the updates' own for the added ones), without
- * embedding anything again. The same factory is trained anew on a seeded sample of every sentence (built
- * and added, deleted ones left out of the sample), filled with all of them under their ids, and written
- * with a vectors.f16 that now covers the added sentences too; the manifest's count becomes the next id,
- * and the added sentences are written into the sentence store. Ids do not change: group tables, jobs'
- * pairs and tombstones keep their meaning; deleted sentences stay tombstones (filtered everywhere, their
- * records kept). The sealed and growing segments are folded in: the updates record that ids below the new
- * count live in the shards (IndexUpdates.fold), and their segment files go.
+ * embedding anything again. The same factory is trained anew on a seeded sample of the live sentences,
+ * filled with all of them under their ids, and written with a vectors.f16 that now covers the added
+ * sentences too; the manifest's count becomes the next id, and the added sentences are written into the
+ * sentence store. Ids do not change: group tables, jobs' pairs and tombstones keep their meaning.
+ *
+ * Deletes are applied for good (compaction): a deleted sentence is in no shard (the manifest counts it
+ * under `removed`), its row of vectors.f16 is zeros, and its text, metadata and dedup key are erased from
+ * the store and the updates; only its tombstone stays, so its id is never reused and jobs still skip it.
+ * The sealed and growing segments are folded in: the updates record that ids below the new count live in
+ * the shards (IndexUpdates.fold), and their segment files go.
  *
  * IVF indexes are then tuned as at the end of a build (operating points, search defaults).
  *
  * Crash-safe by steps: everything is written to DIR/.rebuild first (its manifest last); files are then
  * moved in with the manifest last, and a rebuild started again after a crash finishes the move when
- * .rebuild holds a whole manifest. A service serving DIR must be restarted to see the rebuild.
+ * .rebuild holds a whole manifest, or the store's and updates' steps when they did not all land. A
+ * service serving DIR must be restarted to see the rebuild.
  */
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fsyncDir, replaceFile } from '../durable.js';
@@ -47,13 +51,16 @@ import { dedupKey } from '../text/index.js';
 import { runTune } from './tune.js';
 
 const WORK = '.rebuild';
+/** The store's record of how many deleted ids a rebuild has erased (checked against the manifest's `removed`). */
+const REMOVED_STATE = 'rebuild.removed';
 const SEED = 1234;
 
 export interface RebuildSummary {
-  /** Sentences in the rebuilt index (built and added; deleted ones stay as tombstones). */
+  /** The rebuilt index's id space: built and added sentences, deleted ones included. */
   ntotal: number;
   /** Of them, added since the build or the last rebuild. */
   folded: number;
+  /** Deleted ones (in no shard now, their text erased). */
   deleted: number;
   factory: string;
   trainMs: number;
@@ -88,7 +95,10 @@ export async function rebuildIndex(
       (i) => live[i] as number,
     );
     log(`index --rebuild: ${plan.factory} trained on ${sample.length} of ${ntotal} sentences`);
-    times = await writeOneShard(join(work, shardFileName(0)), plan, source, sample, { seed: SEED });
+    times = await writeOneShard(join(work, shardFileName(0)), plan, source, sample, {
+      seed: SEED,
+      skip: deleted,
+    });
   } finally {
     await source.close();
   }
@@ -109,8 +119,7 @@ async function finishCutShort(dir: string, log: (line: string) => void): Promise
     await moveIn(dir, work);
   } else {
     manifest = await readManifest(dir);
-    // Moved in, but cut short before its sentences reached the store.
-    if (storeCount(dir) >= manifest.ntotal) return undefined;
+    if (manifest.build.rebuild === undefined || allLanded(dir, manifest)) return undefined;
     log('index --rebuild: finishing a rebuild cut short');
   }
   const folded = await fold(dir, manifest.ntotal);
@@ -145,8 +154,14 @@ async function gatherVectors(
     await mkdir(work, { recursive: true });
     const kept = old.vectors.count;
     log(`index --rebuild: vectors of ${kept} kept + ${ntotal - kept} added sentences`);
-    await writeVectors(join(dir, VECTORS_FILE), join(work, VECTORS_FILE), updates, kept, ntotal);
-    return { ntotal, deleted: new Set(updates.tombstones) };
+    const deleted = new Set(updates.tombstones);
+    await writeVectors(join(dir, VECTORS_FILE), join(work, VECTORS_FILE), updates, {
+      from: kept,
+      to: ntotal,
+      deleted,
+      dim: old.dim,
+    });
+    return { ntotal, deleted };
   } finally {
     await updates.close();
   }
@@ -168,7 +183,8 @@ async function writeRebuiltManifest(
       dim: old.dim,
       metric: old.metric,
       nlist: plan.nlist > 0 ? plan.nlist : null,
-      shards: [{ file: shardFileName(0), count: ntotal }],
+      shards: [{ file: shardFileName(0), count: ntotal - stats.deleted }],
+      removed: stats.deleted,
     },
     {
       model: old.model,
@@ -208,14 +224,31 @@ function storeCount(dir: string): number {
   }
 }
 
-/** The kept vectors' file, then the added rows [from, to) as half floats, into `out`. */
+/** Whether a rebuilt index's last steps all landed: sentences in the store, deletes erased, the fold recorded. */
+function allLanded(dir: string, manifest: Manifest): boolean {
+  const store = SentenceStore.open(join(dir, STORE_DIR), { readOnly: true });
+  try {
+    if (store.count < manifest.ntotal) return false;
+    if ((store.getState<number>(REMOVED_STATE) ?? 0) < (manifest.removed ?? 0)) return false;
+    const updates = IndexUpdates.open(dir, store.count);
+    try {
+      return updates.foldRecorded >= manifest.ntotal;
+    } finally {
+      void updates.close();
+    }
+  } finally {
+    void store.close();
+  }
+}
+
+/** The kept vectors' file, then the added rows [from, to) as half floats, into `out`; deleted rows zeroed. */
 async function writeVectors(
   kept: string,
   out: string,
   updates: IndexUpdates,
-  from: number,
-  to: number,
+  rows: { from: number; to: number; deleted: ReadonlySet<number>; dim: number },
 ): Promise<void> {
+  const { from, to } = rows;
   await replaceFile(out, async (tmp) => {
     const sink = createWriteStream(tmp);
     await pipeline(createReadStream(kept), sink, { end: false });
@@ -227,7 +260,20 @@ async function writeVectors(
       }
     }
     await new Promise<void>((resolve, reject) => sink.end((e?: Error | null) => (e ? reject(e) : resolve())));
+    await zeroRows(tmp, rows.deleted, rows.dim);
   });
+}
+
+/** Overwrites the given rows of a half-float vectors file with zeros (a deleted sentence's embedding). */
+async function zeroRows(path: string, ids: ReadonlySet<number>, dim: number): Promise<void> {
+  if (ids.size === 0) return;
+  const zeros = new Uint8Array(dim * 2);
+  const file = await open(path, 'r+');
+  try {
+    for (const id of ids) await file.write(zeros, 0, zeros.length, id * zeros.length);
+  } finally {
+    await file.close();
+  }
 }
 
 /** Moves the rebuilt files into `dir`: shards and vectors first, the manifest last (it names what is there). */
@@ -243,9 +289,10 @@ async function moveIn(dir: string, work: string): Promise<void> {
 }
 
 /**
- * The added sentences below `ntotal` are written into the store (deleted ones too: their tombstones stay),
- * then the updates record that those ids live in the shards and their sealed segments go. Each step is
- * idempotent; until the store has them, the updates still serve them (the service reads both).
+ * The added sentences below `ntotal` are written into the store, the deleted ones' text erased from the
+ * store and the updates (their tombstones stay), then the updates record that those ids live in the shards
+ * and their sealed segments go. Each step is idempotent; until the store has them, the updates still serve
+ * them (the service reads both).
  */
 async function fold(dir: string, ntotal: number): Promise<{ folded: number; deleted: number }> {
   const store = SentenceStore.open(join(dir, STORE_DIR));
@@ -268,8 +315,12 @@ async function fold(dir: string, ntotal: number): Promise<{ folded: number; dele
       if (rows.length === 4096) await flush();
     }
     if (rows.length > 0) await flush();
+    // Deletes applied for good; the store's record of it goes last (allLanded() checks it after a crash).
+    const deleted = [...updates.tombstones].filter((id) => id < ntotal);
+    await updates.erase(deleted, dedupKey);
+    await store.erase(deleted, dedupKey, { [REMOVED_STATE]: deleted.length });
     await updates.fold(ntotal);
-    return { folded: Math.max(0, ntotal - base), deleted: updates.tombstones.size };
+    return { folded: Math.max(0, ntotal - base), deleted: deleted.length };
   } finally {
     await updates.close();
     await store.close();

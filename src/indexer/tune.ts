@@ -14,6 +14,7 @@ import {
 } from '../index/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
+import { IndexUpdates } from '../store/index.js';
 import { parseInput } from '../validate.js';
 
 /** The options of `paramine tune`, declared once with their flags (src/config.ts). */
@@ -81,6 +82,8 @@ export async function runTune(input: TuneCommandOptions, log: (line: string) => 
     k: o.k,
     latencyQueries: o.latencyQueries,
     seed: o.seed,
+    // Deleted sentences are neither queries nor neighbours (a rebuild zeroed the rows it removed).
+    skipIds: IndexUpdates.deletedIds(o.index),
     sweep: o.full ? 'full' : 'target',
     onProgress: (p) => {
       if (p.stage === 'truth') {

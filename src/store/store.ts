@@ -29,6 +29,8 @@ export interface NewSentence extends SentenceRecord {
 interface StoredSentence {
   t: string;
   m?: Meta;
+  /** Erased for good (a deleted sentence a rebuild applied): the id stays taken, its text is gone. */
+  x?: 1;
 }
 
 export interface StoreOptions {
@@ -126,11 +128,11 @@ export class SentenceStore {
     return this.dedup.get(keyHash(key));
   }
 
-  /** Sentences with ids in [start, end), in id order. */
+  /** Sentences with ids in [start, end), in id order (an erased one as an empty text: positions hold). */
   *range(start: number, end: number): Generator<{ id: number; record: SentenceRecord }> {
     this.assertOpen();
     for (const { key, value } of this.sentences.getRange({ start, end })) {
-      yield { id: key, record: toRecord(value) as SentenceRecord };
+      yield { id: key, record: toRecord(value) ?? { text: '' } };
     }
   }
 
@@ -156,6 +158,36 @@ export class SentenceStore {
     );
   }
 
+  /**
+   * Erases sentences for good, in one transaction: text and metadata are dropped and their dedup key freed
+   * (`keyOf` gives the key a text was stored under); the ids stay taken (count and ranges keep their
+   * meaning) and read as undefined. `state` records are written in the same transaction. Returns how many
+   * were erased now (idempotent).
+   */
+  async erase(
+    ids: Iterable<number>,
+    keyOf: (text: string) => string,
+    state: Record<string, unknown> = {},
+  ): Promise<number> {
+    this.assertOpen();
+    let erased = 0;
+    await lmdbWrite('the sentence store', () =>
+      this.root.transaction(() => {
+        erased = 0;
+        for (const id of ids) {
+          const r = this.sentences.get(id);
+          if (r === undefined || r.x === 1) continue;
+          const hash = keyHash(keyOf(r.t));
+          if (this.dedup.get(hash) === id) inTxn(this.dedup.remove(hash));
+          inTxn(this.sentences.put(id, { t: '', x: 1 }));
+          erased++;
+        }
+        for (const [k, v] of Object.entries(state)) inTxn(this.state.put(k, v));
+      }),
+    );
+    return erased;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -168,6 +200,6 @@ export class SentenceStore {
 }
 
 function toRecord(v: StoredSentence | undefined): SentenceRecord | undefined {
-  if (v === undefined) return undefined;
+  if (v === undefined || v.x === 1) return undefined;
   return v.m === undefined ? { text: v.t } : { text: v.t, meta: v.m };
 }

@@ -146,6 +146,11 @@ export class IndexUpdates {
     return (this.#meta.get('folded') as number | undefined) ?? this.base;
   }
 
+  /** Ids below this were recorded as folded into the shards by a rebuild (0: never). */
+  get foldRecorded(): number {
+    return (this.#meta.get('folded') as number | undefined) ?? 0;
+  }
+
   /** Added ids below this are in the shards or in sealed segments. */
   get sealedTo(): number {
     const last = this.segments.at(-1);
@@ -340,6 +345,37 @@ export class IndexUpdates {
     );
     for (const id of fresh) this.#tombstones.add(id);
     return fresh;
+  }
+
+  /**
+   * Erases deleted added sentences for good (a rebuild applying deletes): text, metadata, embedding and
+   * dedup key go in one transaction; the tombstone, sequence number and client id stay (a retried write
+   * still finds its id). Live ids are refused.
+   */
+  erase(ids: Iterable<number>, keyOf: (text: string) => string): Promise<number> {
+    return this.#serial(async () => {
+      this.#assertOpen();
+      let erased = 0;
+      await lmdbWrite("the index's updates", () =>
+        this.#root.transaction(() => {
+          erased = 0;
+          for (const id of ids) {
+            if (!this.#tombstones.has(id)) {
+              throw new ParamineError('INTERNAL', `erase: sentence ${id} is not deleted`);
+            }
+            const r = this.#sentences.get(id);
+            if (r === undefined || (r.t === '' && this.#vectors.get(id) === undefined)) continue;
+            const hash = keyHash(keyOf(r.t));
+            if (this.#dedup.get(hash) === id) inTxn(this.#dedup.remove(hash));
+            const { m: _meta, ...kept } = r;
+            inTxn(this.#sentences.put(id, { ...kept, t: '' }));
+            inTxn(this.#vectors.remove(id));
+            erased++;
+          }
+        }),
+      );
+      return erased;
+    });
   }
 
   async close(): Promise<void> {

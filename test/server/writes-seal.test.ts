@@ -9,7 +9,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { readManifest } from '../../src/index/index.js';
+import { readManifest, VectorFile } from '../../src/index/index.js';
 import { rebuildIndex } from '../../src/indexer/rebuild.js';
 import { buildApp } from '../../src/server/app.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
@@ -161,6 +161,24 @@ t.test('index --rebuild folds the writes in: retrained, same ids, deletes kept, 
     (await top(app, QUERY, 50)).some((c) => c.id === base + 100),
     'a deleted sentence stays gone',
   );
+  // Deletes applied for good: in no shard, its vector zeroed, its text erased; the id stays taken.
+  t.match(after, { removed: 1, shards: [{ count: lateId }] });
+  t.same([...service.store.range(base + 100, base + 101)], [{ id: base + 100, record: { text: '' } }]);
+  const vectors = await VectorFile.open(ts.index);
+  t.ok(vectors);
+  t.same([...((await vectors?.readIds([base + 100])) ?? [])], new Array(384).fill(0), 'its vector is zeros');
+  t.ok([...((await vectors?.readIds([base + 101])) ?? [])].some((x) => x !== 0), 'a kept one is not');
+  await vectors?.close();
+  const again = await app.inject({
+    method: 'POST',
+    url: '/v1/sentences',
+    headers: auth,
+    payload: { sentences: [{ text: NEW }] },
+  });
+  t.equal(again.statusCode, 200, 'its text can be added again (dedup key freed)');
+  const againId = again.json().sentences[0].id as number;
+  t.equal(againId, lateId + 1, 'under a new id');
+  t.equal((await top(app, QUERY))[0]?.id, againId);
   t.equal((await top(app, (texts[777] as string).replace('.', ' today.')))[0]?.id, base + 777, 'same ids');
   t.equal((await top(app, 'A late headline about the harbour bridge reopening today.'))[0]?.id, lateId);
   const more = await app.inject({
@@ -169,9 +187,9 @@ t.test('index --rebuild folds the writes in: retrained, same ids, deletes kept, 
     headers: auth,
     payload: { sentences: [{ text: 'After the rebuild, a new ferry timetable was published.' }] },
   });
-  t.equal(more.json().sentences[0].id, lateId + 1, 'ids go on after the rebuild');
+  t.equal(more.json().sentences[0].id, lateId + 2, 'ids go on after the rebuild');
   t.equal(
     (await top(app, 'After the rebuild, a new ferry timetable was published today.'))[0]?.id,
-    lateId + 1,
+    lateId + 2,
   );
 });
