@@ -1,6 +1,7 @@
 /** `paramine index`: CLI front end of the offline build. */
 import type { Command } from 'commander';
 import { addFlags, flagValues } from '../config.js';
+import { carryDomains, domainsToCarry } from '../domain/index.js';
 import { buildIndex } from '../indexer/build.js';
 import { type BuildOptionsInput, buildOptionsSchema } from '../indexer/options.js';
 import { rebuildIndex } from '../indexer/rebuild.js';
@@ -33,11 +34,13 @@ export function indexCommand(program: Command): Command {
 /** `paramine index --rebuild DIR` (front ends that replace the action call it first). */
 export async function runRebuild(dir: string): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const r = await rebuildIndex(dir, log);
+  // The domains follow the rebuilt index (their columns extended to the added sentences).
+  const r = await rebuildIndex(dir, log, { pending: domainsToCarry, run: carryDomains });
   process.stdout.write(
     [
       `index ${dir} rebuilt${r.resumed ? ' (finished a rebuild cut short)' : ''}: ${r.ntotal} sentences, ${r.folded} of them ` +
-        `folded in from the writes, ${r.deleted} deleted (tombstones), factory ${r.factory}`,
+        `folded in from the writes, ${r.deleted} deleted (removed for good), factory ${r.factory}`,
+      ...(r.carried.length > 0 ? [`  domains carried over: ${r.carried.join(', ')}`] : []),
       `  training ${formatDuration(r.trainMs / 1000)}, filling ${formatDuration(r.fillMs / 1000)}` +
         (r.tuned
           ? `; search defaults nprobe ${r.tuned.nprobe}, kFactor ${r.tuned.kFactor}: recall@10 ${r.tuned.recall} (tuned)`

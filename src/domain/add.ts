@@ -168,7 +168,7 @@ export async function addDomain(input: AddDomainOptions): Promise<AddDomainResul
       createdAt: new Date().toISOString(),
     };
     await rm(join(staging, PROGRESS_FILE), { force: true });
-    await install(o.index, name, staging);
+    await installDomain(o.index, name, staging);
     await putDomain(o.index, entry);
     return { entry, resumed, trainMs, scoreMs };
   } finally {
@@ -268,7 +268,7 @@ async function scoreAll(
 }
 
 /** domains/.NAME.building → domains/NAME, the old directory (if any) moved aside first. */
-async function install(index: string, name: string, staging: string): Promise<void> {
+export async function installDomain(index: string, name: string, staging: string): Promise<void> {
   const final = domainDir(index, name);
   const old = join(index, DOMAINS_DIR, `.${name}.old`);
   await rm(old, { recursive: true, force: true });

@@ -117,9 +117,7 @@ export async function sideScores(
 ): Promise<SideScore[]> {
   const out: SideScore[] = texts.map((_, i) => {
     const id = ids[i];
-    return id === null || id === undefined || id >= domain.entry.count
-      ? { sigma: Number.NaN, weight: Number.NaN }
-      : { sigma: domain.sigma.get(id), weight: domain.weight.get(id) };
+    return id === null || id === undefined ? { sigma: Number.NaN, weight: Number.NaN } : domain.score(id);
   });
   const missing = out.flatMap((s, i) => (Number.isNaN(s.sigma) ? [i] : []));
   if (missing.length === 0) return out;

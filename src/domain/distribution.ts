@@ -14,8 +14,9 @@ export interface SigmaStats {
   table: number[];
 }
 
+/** σ's distribution over a column; NaN rows (deleted sentences a rebuild carried over) are left out. */
 export function sigmaStats(column: Column): SigmaStats {
-  const n = column.count;
+  let n = 0;
   let below = 0;
   let sum = 0;
   let min = Number.POSITIVE_INFINITY;
@@ -23,16 +24,21 @@ export function sigmaStats(column: Column): SigmaStats {
   for (const v of column.windows) {
     for (let i = 0; i < v.length; i++) {
       const x = v[i]!;
+      if (Number.isNaN(x)) continue;
+      n++;
       if (x < 0) below++;
       sum += x;
       if (x < min) min = x;
       if (x > max) max = x;
     }
   }
-  const stride = Math.max(1, Math.ceil(n / MAX_SAMPLE));
-  const sample = new Float32Array(Math.ceil(n / stride));
-  for (let i = 0, k = 0; i < n; i += stride) sample[k++] = column.get(i);
-  sample.sort();
+  const stride = Math.max(1, Math.ceil(column.count / MAX_SAMPLE));
+  const picked: number[] = [];
+  for (let i = 0; i < column.count; i += stride) {
+    const x = column.get(i);
+    if (!Number.isNaN(x)) picked.push(x);
+  }
+  const sample = Float32Array.from(picked).sort();
   const q = (p: number) =>
     sample.length === 0 ? 0 : sample[Math.min(sample.length - 1, Math.floor(p * sample.length))]!;
   const table = Array.from({ length: TABLE_POINTS }, (_, i) => {

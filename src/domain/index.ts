@@ -15,6 +15,7 @@ export {
   type SideScore,
   sideScores,
 } from './apply.js';
+export { carryDomains, domainsToCarry, rebuiltFrom } from './carry.js';
 export { Column } from './column.js';
 export { sigmaAtFraction } from './distribution.js';
 export { type FitExample, fitCombined } from './fit.js';
@@ -26,7 +27,7 @@ export {
   putDomain,
   readDomains,
 } from './manifest.js';
-export { Domains, OpenDomain } from './open.js';
+export { type AddedRow, Domains, OpenDomain } from './open.js';
 export { removeDomain } from './remove.js';
 export type { DomainScorer } from './scorer.js';
 export type { TextEncoder } from './train.js';

@@ -1,7 +1,9 @@
 /**
  * The domains of a served index: domains.json re-read when it changes (a domain added while the service
  * runs is usable at once), columns memory-mapped on first use, scorers (for sentences that are not in
- * the index, such as HTTP queries) loaded on first use.
+ * the index, such as HTTP queries) loaded on first use. Sentences added after a domain's columns were
+ * written (POST /v1/sentences, `paramine add`) are scored by its scorer from their text and embedding
+ * the first time a search or job meets them, and remembered.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,18 +20,41 @@ import {
 } from './manifest.js';
 import { type DomainScorer, loadScorer } from './scorer.js';
 
+/** An added sentence's text and embedding (undefined: no such sentence), for ids past a domain's columns. */
+export type AddedRow = (id: number) => { text: string; vector: Float32Array } | undefined;
+
 export class OpenDomain {
   readonly entry: DomainEntry;
   readonly sigma: Column;
   readonly weight: Column;
   private readonly dir: string;
   #scorer: Promise<DomainScorer> | undefined;
+  #loaded: DomainScorer | undefined;
+  readonly #addedRow: AddedRow | undefined;
+  readonly #added = new Map<number, { sigma: number; weight: number }>();
 
-  constructor(entry: DomainEntry, dir: string, sigma: Column, weight: Column) {
+  constructor(entry: DomainEntry, dir: string, sigma: Column, weight: Column, addedRow?: AddedRow) {
     this.entry = entry;
     this.dir = dir;
     this.sigma = sigma;
     this.weight = weight;
+    this.#addedRow = addedRow;
+  }
+
+  /**
+   * σ and weight of an index sentence: its column rows, or for a sentence added after the columns were
+   * written, its scorer's (NaN for both when there is no such sentence, or before `scorer()` resolved).
+   */
+  score(id: number): { sigma: number; weight: number } {
+    if (id < this.entry.count) return { sigma: this.sigma.get(id), weight: this.weight.get(id) };
+    const known = this.#added.get(id);
+    if (known !== undefined) return known;
+    const row = this.#loaded === undefined ? undefined : this.#addedRow?.(id);
+    if (row === undefined || this.#loaded === undefined) return { sigma: Number.NaN, weight: Number.NaN };
+    const scored = this.#loaded.score([row.text], row.vector);
+    const out = { sigma: scored.sigma[0] as number, weight: scored.weight[0] as number };
+    this.#added.set(id, out);
+    return out;
   }
 
   get name(): string {
@@ -42,7 +67,10 @@ export class OpenDomain {
 
   /** The scorer, for sentences without a row (loaded once). */
   scorer(): Promise<DomainScorer> {
-    this.#scorer ??= loadScorer(this.dir, this.entry.method);
+    this.#scorer ??= loadScorer(this.dir, this.entry.method).then((s) => {
+      this.#loaded = s;
+      return s;
+    });
     return this.#scorer;
   }
 }
@@ -54,9 +82,12 @@ export class Domains {
   private mtimeMs = -1;
   private readonly open = new Map<string, { entry: DomainEntry; domain: Promise<OpenDomain> }>();
 
-  constructor(indexDir: string, identity: string) {
+  readonly #addedRow: AddedRow | undefined;
+
+  constructor(indexDir: string, identity: string, addedRow?: AddedRow) {
     this.indexDir = indexDir;
     this.identity = identity;
+    this.#addedRow = addedRow;
   }
 
   /** Every domain listed for the index (re-reading domains.json if it changed). */
@@ -77,7 +108,10 @@ export class Domains {
         Column.open(join(dir, SIGMA_FILE), entry.count),
         Column.open(join(dir, WEIGHT_FILE), entry.count),
       ]);
-      return new OpenDomain(entry, dir, sigma, weight);
+      const domain = new OpenDomain(entry, dir, sigma, weight, this.#addedRow);
+      // Loaded before first use when sentences may have been added: score() is synchronous.
+      if (this.#addedRow !== undefined) await domain.scorer();
+      return domain;
     })();
     this.open.set(name, { entry, domain });
     domain.catch(() => this.open.delete(name));

@@ -69,13 +69,28 @@ export interface RebuildSummary {
   resumed: boolean;
   /** The operating point tuning made the search defaults (IVF indexes). */
   tuned?: OperatingPoint | undefined;
+  /** What followed the index (the `after` steps' report: the domains carried over). */
+  carried: string[];
 }
+
+/**
+ * Steps of later stages that follow a rebuild (the composition root passes them: the domains' columns):
+ * `pending` says whether a rebuilt index still lacks them (a crash came between), `run` does them
+ * (idempotent) once the store and updates are whole.
+ */
+export interface RebuildFollowers {
+  pending(dir: string, manifest: Manifest): Promise<boolean>;
+  run(dir: string, manifest: Manifest, deleted: ReadonlySet<number>): Promise<string[]>;
+}
+
+const NO_FOLLOWERS: RebuildFollowers = { pending: async () => false, run: async () => [] };
 
 export async function rebuildIndex(
   dir: string,
   log: (line: string) => void = () => {},
+  followers: RebuildFollowers = NO_FOLLOWERS,
 ): Promise<RebuildSummary> {
-  const cutShort = await finishCutShort(dir, log);
+  const cutShort = await finishCutShort(dir, log, followers);
   if (cutShort !== undefined) return cutShort;
   const old = await readManifest(dir);
   const work = join(dir, WORK);
@@ -105,12 +120,17 @@ export async function rebuildIndex(
   await writeRebuiltManifest(work, old, plan, ntotal, { ...times, deleted: deleted.size });
   await moveIn(dir, work);
   const folded = await fold(dir, ntotal);
+  const carried = await followers.run(dir, await readManifest(dir), deleted);
   const tuned = await tune(dir, plan.factory, log);
-  return { ...folded, ...times, ntotal, factory: plan.factory, resumed: false, tuned };
+  return { ...folded, ...times, ntotal, factory: plan.factory, resumed: false, tuned, carried };
 }
 
 /** A rebuild cut short by a crash, finished (undefined: there is none). */
-async function finishCutShort(dir: string, log: (line: string) => void): Promise<RebuildSummary | undefined> {
+async function finishCutShort(
+  dir: string,
+  log: (line: string) => void,
+  followers: RebuildFollowers,
+): Promise<RebuildSummary | undefined> {
   const work = join(dir, WORK);
   let manifest: Manifest;
   if (existsSync(join(work, MANIFEST_FILE))) {
@@ -119,12 +139,15 @@ async function finishCutShort(dir: string, log: (line: string) => void): Promise
     await moveIn(dir, work);
   } else {
     manifest = await readManifest(dir);
-    if (manifest.build.rebuild === undefined || allLanded(dir, manifest)) return undefined;
+    if (manifest.build.rebuild === undefined) return undefined;
+    if (allLanded(dir, manifest) && !(await followers.pending(dir, manifest))) return undefined;
     log('index --rebuild: finishing a rebuild cut short');
   }
   const folded = await fold(dir, manifest.ntotal);
+  const deleted = new Set([...IndexUpdates.deletedIds(dir)].filter((id) => id < manifest.ntotal));
   return {
     ...folded,
+    carried: await followers.run(dir, manifest, deleted),
     ntotal: manifest.ntotal,
     factory: manifest.factory,
     trainMs: 0,

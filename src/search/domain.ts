@@ -42,24 +42,21 @@ export async function queryDomain(
 /** The caller's `keep`, plus dropping queries and candidates that subsampling removes. */
 export function withDomainKeep(context: QueryContext, qd: QueryDomain): QueryContext {
   const { plan } = qd;
-  const sigma = plan.domain.sigma;
-  const weight = plan.domain.weight;
   const keep = (q: number, c: { id: number; meta?: Meta }) =>
     qd.queries[q]?.kept === true &&
-    keepSide(plan, 'candidate', { sigma: sigma.get(c.id), weight: weight.get(c.id) }) &&
+    keepSide(plan, 'candidate', plan.domain.score(c.id)) &&
     (context.keep === undefined || context.keep(q, c));
   return { ...context, keep };
 }
 
 /** Both sides' σ on every candidate. */
 export function attachDomain(rows: Candidate[][], qd: QueryDomain): void {
-  const { sigma, weight } = qd.plan.domain;
+  const domain = qd.plan.domain;
   rows.forEach((row, q) => {
     const query = qd.queries[q] as SideScore;
     for (const c of row) {
       c.domain = {
-        sigma: sigma.get(c.id),
-        weight: weight.get(c.id),
+        ...domain.score(c.id),
         querySigma: query.sigma,
         queryWeight: query.weight,
       };

@@ -189,8 +189,8 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   const embedder = new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, hooks));
   const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
   const identity = indexIdentity(manifest);
-  const domains = new Domains(o.index, identity);
   const { live, writes } = await openWrites(o, { index, store, embedder, manifest }, closers);
+  const domains = new Domains(o.index, identity, (id) => writes.addedRow(id));
   let idf: Promise<IdfWeights> | undefined;
   const core = (unbounded: boolean) =>
     new SearchCore({

@@ -145,6 +145,14 @@ export class SentenceWrites {
     };
   }
 
+  /** An added sentence's text and embedding (domains score it from them); undefined when not an added one. */
+  addedRow(id: number): { text: string; vector: Float32Array } | undefined {
+    const u = this.#updates;
+    const r = u?.lookup(id);
+    if (u === undefined || r === undefined || r === null) return undefined;
+    return { text: r.text, vector: u.vectorsOf([id]) };
+  }
+
   /**
    * Seals what the growing segment holds now (ids from the last sealed one on, as far as they run
    * without a gap) into a segment of the build's kind; resolves when it is searchable. A seal already

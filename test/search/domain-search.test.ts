@@ -9,9 +9,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { fitDomain } from '../../src/cli/domain-command.js';
-import { addDomain, putDomain, readDomains } from '../../src/domain/index.js';
+import {
+  addDomain,
+  Column,
+  carryDomains,
+  domainsToCarry,
+  indexIdentity,
+  putDomain,
+  readDomains,
+} from '../../src/domain/index.js';
 import { bertScore, Encoder } from '../../src/encode/index.js';
+import { readManifest } from '../../src/index/index.js';
 import { buildIndex } from '../../src/indexer/build.js';
+import { rebuildIndex } from '../../src/indexer/rebuild.js';
 import type { SearchOptionsInput } from '../../src/search/types.js';
 import { searchOptionsSchema } from '../../src/search/types.js';
 import { buildApp } from '../../src/server/app.js';
@@ -238,4 +248,73 @@ t.test('BERTScore on pairs one can check by hand, and as a search filter', async
   t.ok(loose.results.flatMap((x) => x.candidates).length > all.length, 'the filter drops some');
   const idf = await search({ k: 5, rerank: false, filter: { bertScoreMin: 0, bertScoreIdf: true } });
   t.ok(idf.results[0]!.candidates.every((c) => Number.isFinite(c.bertScore)));
+});
+
+t.test(
+  'sentences added while serving carry σ from the domain scorer: subsample keeps or drops them',
+  async (t) => {
+    const sci =
+      'We propose a quantum-inspired tagger for morphological analysis and evaluate it on Finnish news.';
+    const everyday = 'My neighbour painted her garden fence bright yellow over the long weekend.';
+    const [a, b] = await service.writes.add([{ text: sci }, { text: everyday }]);
+    t.ok(a && b && a.id >= corpus.length && b.id === a.id + 1, 'two new ids');
+    const scorer = await (await service.domains.get('sci')).scorer();
+    const want = scorer.score([sci, everyday]);
+    t.ok((want.sigma[0] as number) < 0 && (want.sigma[1] as number) > 0, 'one in the domain, one not');
+    const find = async (text: string, domain: NonNullable<SearchOptionsInput['domain']>) =>
+      (await service.core.search([text], searchOptionsSchema.parse({ k: 10, rerank: false, domain })))
+        .results[0]?.candidates ?? [];
+    const kept = (await find(sci.replace('Finnish news', 'Finnish newspapers'), { name: 'sci' })).find(
+      (c) => c.id === a?.id,
+    );
+    t.ok(kept, 'the in-domain added sentence is kept');
+    t.ok(
+      Math.abs((kept?.domain?.sigma ?? Number.NaN) - (want.sigma[0] as number)) < 1e-5,
+      'its σ is the scorer’s',
+    );
+    const near = everyday.replace('bright yellow', 'a bright yellow');
+    t.notOk(
+      (await find(near, { name: 'sci', apply: 'candidates' })).some((c) => c.id === b?.id),
+      'the other dropped',
+    );
+    const all = await find(near, { name: 'sci', apply: 'candidates', threshold: 100 });
+    const found = all.find((c) => c.id === b?.id);
+    t.ok(found, 'found when the threshold keeps everything');
+    t.ok(Math.abs((found?.domain?.sigma ?? Number.NaN) - (want.sigma[1] as number)) < 1e-5);
+  },
+);
+
+t.test('index --rebuild carries the domain over: columns extended, deleted rows NaN, same σ', async (t) => {
+  const entryBefore = (await readDomains(index)).sci!;
+  const sci =
+    'We propose a quantum-inspired tagger for morphological analysis and evaluate it on Finnish news.';
+  const query = sci.replace('Finnish news', 'Finnish newspapers');
+  const sigmaOf = async () =>
+    (
+      await service.core.search(
+        [query],
+        searchOptionsSchema.parse({ k: 10, rerank: false, domain: { name: 'sci' } }),
+      )
+    ).results[0]?.candidates.find((c) => c.text === sci)?.domain?.sigma;
+  const before = await sigmaOf();
+  t.ok(before !== undefined && before < 0, 'the added sentence is kept before the rebuild');
+  const gone = corpus.findIndex((c) => c.science);
+  const kept = (await service.domains.get('sci')).score(gone + 1).sigma;
+  await service.writes.delete([gone]);
+  await service.close();
+  const r = await rebuildIndex(index, () => {}, { pending: domainsToCarry, run: carryDomains });
+  t.same(r.carried, ['sci']);
+  const manifest = await readManifest(index);
+  const entry = (await readDomains(index)).sci!;
+  t.equal(entry.index, indexIdentity(manifest), 'the entry moved to the rebuilt index');
+  t.equal(entry.count, manifest.ntotal);
+  t.ok(entry.count > entryBefore.count);
+  const column = await Column.open(join(index, 'domains', 'sci', 'sigma.f32'), entry.count);
+  t.ok(Number.isNaN(column.get(gone)), 'a deleted sentence is NaN');
+  t.equal(column.get(gone + 1), kept, 'a built sentence keeps its σ');
+  t.ok(Number.isFinite(entry.quantiles.mean), 'the distribution leaves NaN out');
+  t.equal(await domainsToCarry(index, manifest), false, 'nothing left to carry');
+  service = await openService({ index, reranker: false });
+  const after = await sigmaOf();
+  t.ok(after !== undefined && Math.abs(after - (before as number)) < 1e-5, `σ ${after} read from the column`);
 });

@@ -167,7 +167,10 @@ t.test('index --rebuild folds the writes in: retrained, same ids, deletes kept, 
   const vectors = await VectorFile.open(ts.index);
   t.ok(vectors);
   t.same([...((await vectors?.readIds([base + 100])) ?? [])], new Array(384).fill(0), 'its vector is zeros');
-  t.ok([...((await vectors?.readIds([base + 101])) ?? [])].some((x) => x !== 0), 'a kept one is not');
+  t.ok(
+    [...((await vectors?.readIds([base + 101])) ?? [])].some((x) => x !== 0),
+    'a kept one is not',
+  );
   await vectors?.close();
   const again = await app.inject({
     method: 'POST',
