@@ -177,7 +177,7 @@ export class TextTokenizer {
  * of a batch included, so a row's output would depend on what it is batched with (up to 0.2 of a
  * probability on MRPC): such graphs run one row at a time, which on CPU costs little (no padding).
  */
-async function hasDynamicQuantization(path: string): Promise<boolean> {
+export async function hasDynamicQuantization(path: string): Promise<boolean> {
   const marker = Buffer.from('DynamicQuantizeLinear');
   const fh = await open(path, 'r');
   try {

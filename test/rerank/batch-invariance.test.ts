@@ -53,5 +53,10 @@ t.test(
       }
       t.equal(together[i]?.label, alone?.label);
     }
+    // Its pairs dealt out among two single-threaded workers: the same scores, in the caller's order.
+    const pooled = await CrossEncoder.open(dir, { workers: 2, threads: 2 });
+    t.teardown(() => pooled.close());
+    t.same(await pooled.score(pairs), together, 'two workers: same scores, same order');
+    t.same(await pooled.score(pairs.slice(0, 1)), together.slice(0, 1), 'one pair');
   },
 );
