@@ -11,7 +11,9 @@
  * two services are interleaved so drift in background load hits both alike. Without --index it uses
  * indexes/demo, building it from examples/demo-corpus.jsonl when absent.
  */
-import { loadavg } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -43,9 +45,17 @@ interface Service {
   server: ServeChild;
 }
 
-async function startService(o: ServeOptions, index: string, name: 'on' | 'off', batchWaitMs: number) {
+async function startService(
+  o: ServeOptions,
+  index: string,
+  name: 'on' | 'off',
+  batchWaitMs: number,
+  jobsDir: string,
+) {
   const server = await spawnServe([
     ...[CLI, 'serve', '--index', index, '--batch-wait-ms', String(batchWaitMs)],
+    // Two services over one index: each keeps its (unused) job and annotation stores apart (both are locked).
+    ...['--jobs-dir', join(jobsDir, name, 'jobs'), '--annotations-dir', join(jobsDir, name, 'annotations')],
     ...['--log-level', 'warn', ...o.serveArgs],
   ]);
   return { name, batchWaitMs, server } satisfies Service;
@@ -73,9 +83,10 @@ async function serveBenchmark(o: ServeOptions, log: Log) {
   const loadBefore = loadavg();
   log(`index ${index}; starting two services (batching on: --batch-wait-ms ${o.batchWaitMs}; off: 0)`);
   const services: Service[] = [];
+  const jobsDir = mkdtempSync(join(tmpdir(), 'paramine-bench-serve-'));
   try {
-    services.push(await startService(o, index, 'on', o.batchWaitMs));
-    services.push(await startService(o, index, 'off', 0));
+    services.push(await startService(o, index, 'on', o.batchWaitMs, jobsDir));
+    services.push(await startService(o, index, 'off', 0, jobsDir));
     const url = (services[0] as Service).server.url;
     const info = await indexInfo(url);
     const texts = await sampleQueries(url, info.sentences, o.queries);
@@ -97,6 +108,7 @@ async function serveBenchmark(o: ServeOptions, log: Log) {
     };
   } finally {
     for (const s of services) await s.server.stop();
+    rmSync(jobsDir, { recursive: true, force: true });
   }
 }
 

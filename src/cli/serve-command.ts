@@ -165,6 +165,13 @@ export const SERVE_SETTINGS = defineSettings({
       "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
     default: false,
   },
+  rerankWorkers: {
+    schema: int(0, 64),
+    flag: '--rerank-workers <n>',
+    description:
+      'cross-encoder worker threads (0: one single-threaded worker per core for an int8 graph scored pair by pair, 234 vs 188-204 pairs/s on 2 cores; else one)',
+    default: 0,
+  },
   writeThreads: {
     schema: int(0, 64),
     flag: '--write-threads <n>',
@@ -268,6 +275,7 @@ async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
     verify: o.verify,
     spinning: o.ortSpin,
     hooks: metrics.hooks,
+    rerankWorkers: o.rerankWorkers,
     writeThreads: o.writeThreads,
     seal: { sealAt: o.sealAt, onSealError: (e) => log?.error({ err: e }, 'sealing added sentences failed') },
   });

@@ -98,6 +98,8 @@ export interface ServiceOptions {
    * model's run: rerank throughput 12 → 19 req/s on 2 cores without spinning (BENCHMARKS.md).
    */
   spinning?: boolean | undefined;
+  /** Cross-encoder worker threads (0 / undefined: one per core for a graph scoring pair by pair, else one). */
+  rerankWorkers?: number | undefined;
   hooks?: ServiceHooks | undefined;
 }
 
@@ -324,7 +326,10 @@ function batcherOptions(model: ModelName, given: BatchOptions | undefined, hooks
 async function openReranker(o: ServiceOptions, closers: Closers): Promise<CrossEncoder | undefined> {
   const name = o.reranker === undefined ? defaultReranker() : o.reranker;
   if (name === false || name === undefined) return undefined;
-  const reranker = await CrossEncoder.open(resolveModelDir(name, 'reranker'), { spinning: o.spinning });
+  const reranker = await CrossEncoder.open(resolveModelDir(name, 'reranker'), {
+    spinning: o.spinning,
+    workers: o.rerankWorkers || undefined,
+  });
   closers.add(() => reranker.close());
   return reranker;
 }
