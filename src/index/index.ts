@@ -75,7 +75,7 @@ export {
   writeIndexManifest,
   writeShardedIndex,
 } from './sharded.js';
-export { gatherRows, prng, sampleIds, spread, type VectorSource } from './source.js';
+export { appendedSource, gatherRows, prng, sampleIds, spread, type VectorSource } from './source.js';
 export { mergeTopK } from './topk.js';
 export { type TrainOptions, type TrainProgress, type TrainStage, trainIndex } from './train.js';
 export {
@@ -84,8 +84,10 @@ export {
   heldOutIds,
   paretoFront,
   recallOf,
+  type Tunable,
   type TuneOptions,
   type TuneResult,
+  type TuneView,
   tunable,
   tuneIndex,
   tuneIndexDir,

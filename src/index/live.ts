@@ -51,6 +51,10 @@ export class LiveIndex {
     return this.base.dim;
   }
 
+  get manifest(): ShardedIndex['manifest'] {
+    return this.base.manifest;
+  }
+
   get metric(): Metric {
     return this.base.metric;
   }

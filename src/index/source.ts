@@ -43,6 +43,37 @@ export function withoutIds(
   return [kept, BigInt64Array.from(keep, (row) => rowIds[row] as bigint)];
 }
 
+/**
+ * `base`'s rows followed by `count - base.count` more that `rest` gives by id (an index's vectors.f16 and
+ * the float32 copies of the sentences added since its build).
+ */
+export function appendedSource(
+  base: VectorSource,
+  count: number,
+  rest: (ids: readonly number[]) => Float32Array,
+): VectorSource {
+  const dim = base.dim;
+  const readIds = async (ids: readonly number[]): Promise<Float32Array> => {
+    const out = new Float32Array(ids.length * dim);
+    const built = [...ids.keys()].filter((i) => (ids[i] as number) < base.count);
+    const added = [...ids.keys()].filter((i) => (ids[i] as number) >= base.count);
+    const a = built.length > 0 ? await base.readIds(built.map((i) => ids[i] as number)) : undefined;
+    const b = added.length > 0 ? rest(added.map((i) => ids[i] as number)) : undefined;
+    built.forEach((i, j) => out.set((a as Float32Array).subarray(j * dim, (j + 1) * dim), i * dim));
+    added.forEach((i, j) => out.set((b as Float32Array).subarray(j * dim, (j + 1) * dim), i * dim));
+    return out;
+  };
+  return {
+    count,
+    dim,
+    readIds,
+    read: async (first, n) => {
+      if (first + n <= base.count) return base.read(first, n);
+      return readIds(Array.from({ length: n }, (_, i) => first + i));
+    },
+  };
+}
+
 /** mulberry32: small, fast, good enough to pick sample ids reproducibly. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;

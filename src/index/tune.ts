@@ -18,7 +18,7 @@
  * Every search runs in the native addon's worker threads; this module only times and counts.
  */
 import { ParamineError } from '../errors.js';
-import { getNumThreads } from '../native/index.js';
+import { getNumThreads, type SearchResult } from '../native/index.js';
 import { exactTopK } from './exact.js';
 import {
   type Manifest,
@@ -59,11 +59,27 @@ export interface TuneOptions {
   avoidIds?: ReadonlySet<number>;
   /** Ids no longer in the collection (deleted sentences): neither queries nor exact neighbours. */
   skipIds?: ReadonlySet<number>;
+  /** tuneIndexDir: tune this view of the index (the live one, with the sentences added since its build). */
+  view?: TuneView;
   /** Rows per brute-force batch (exact.ts). */
   batchRows?: number;
   onProgress?: (p: { stage: 'truth' | 'sweep'; done: number; total: number }) => void;
   signal?: AbortSignal;
 }
+
+/** What is tuned: the built shards, or the live index over them (sealed and growing segments, tombstones). */
+export interface Tunable {
+  readonly manifest: Manifest;
+  readonly dim: number;
+  readonly metric: ShardedIndex['metric'];
+  search(queries: Float32Array, k: number, params: ShardSearchParams): Promise<SearchResult>;
+}
+
+/** An index directory's shards and vectors, put in another view for tuning (the writes made since the build). */
+export type TuneView = (
+  index: ShardedIndex,
+  source: VectorSource,
+) => Promise<{ index: Tunable; source: VectorSource; close(): Promise<void> } | undefined>;
 
 export interface TuneResult {
   /** Every setting measured, in sweep order. */
@@ -125,7 +141,7 @@ export function recallOf(
 
 /** k neighbours per query row with its own id dropped (searched k + 1 deep). */
 async function searchHeldOut(
-  index: ShardedIndex,
+  index: Tunable,
   queries: Float32Array,
   ids: readonly number[],
   k: number,
@@ -189,7 +205,7 @@ function powersUpTo(max: number): number[] {
  * on `singles / rough` of them when the recall is below `target` (a rough latency will do there).
  */
 async function measure(
-  index: ShardedIndex,
+  index: Tunable,
   queries: Float32Array,
   ids: readonly number[],
   exact: BigInt64Array,
@@ -224,7 +240,7 @@ async function measure(
 
 /** The sweep (see the module doc) over an open index whose stored vectors are `source`. */
 export async function tuneIndex(
-  index: ShardedIndex,
+  index: Tunable,
   source: VectorSource,
   options: TuneOptions = {},
 ): Promise<TuneResult> {
@@ -349,9 +365,14 @@ export async function tuneIndexDir(dir: string, options: TuneOptions = {}): Prom
   try {
     const index = await ShardedIndex.open(dir);
     try {
-      const result = await tuneIndex(index, source, options);
-      await writeManifest(dir, withOperatingPoints(await readManifest(dir), result));
-      return result;
+      const view = await options.view?.(index, source);
+      try {
+        const result = await tuneIndex(view?.index ?? index, view?.source ?? source, options);
+        await writeManifest(dir, withOperatingPoints(await readManifest(dir), result));
+        return result;
+      } finally {
+        await view?.close();
+      }
     } finally {
       await index.close();
     }

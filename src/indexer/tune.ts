@@ -3,18 +3,24 @@
  * the cheapest one reaching --target-recall its search defaults (src/index/tune.ts). Also the last step
  * of `paramine index` (tuneBuilt), unless --no-tune.
  */
+
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { cli } from '../config.js';
 import {
+  appendedSource,
   DEFAULT_TARGET_RECALL,
   DEFAULT_TUNE_QUERIES,
+  LiveIndex,
   type OperatingPoint,
   type TuneResult,
+  type TuneView,
   tuneIndexDir,
 } from '../index/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
-import { IndexUpdates } from '../store/index.js';
+import { IndexUpdates, loadWrites, UPDATES_DIR } from '../store/index.js';
 import { parseInput } from '../validate.js';
 
 /** The options of `paramine tune`, declared once with their flags (src/config.ts). */
@@ -56,6 +62,41 @@ export const tuneOptionsSchema = z.object({
 });
 export type TuneCommandOptions = z.input<typeof tuneOptionsSchema>;
 
+/**
+ * The index as a search sees it when sentences were added since its build (POST /v1/sentences, `paramine
+ * add`): shards, sealed segments and the growing one, tombstones filtered; queries and exact neighbours
+ * drawn from every live sentence, added ones included. Undefined when nothing was ever written.
+ */
+function liveView(dir: string, log: (line: string) => void): TuneView {
+  return async (index, source) => {
+    if (!existsSync(join(dir, UPDATES_DIR, 'data.mdb'))) return undefined;
+    const tombstones = new Set<number>();
+    const updates = IndexUpdates.open(dir, index.ntotal, tombstones);
+    const live = new LiveIndex(index, tombstones);
+    try {
+      await loadWrites(updates, live);
+    } catch (e) {
+      await live.close();
+      await updates.close();
+      throw e;
+    }
+    const segments = updates.segments;
+    log(
+      `tuning the live index: ${index.ntotal} built + ${updates.nextId - index.ntotal} added sentences ` +
+        `(${segments.reduce((a, x) => a + x.count, 0)} in ${segments.length} sealed segments, ` +
+        `${live.segmentSize} growing), ${tombstones.size} deleted`,
+    );
+    return {
+      index: live,
+      source: appendedSource(source, updates.nextId, (ids) => updates.vectorsOf(ids)),
+      close: async () => {
+        await live.close();
+        await updates.close();
+      },
+    };
+  };
+}
+
 /** One line per point: the table `paramine tune` prints (and BENCHMARKS.md quotes). */
 export function formatPoints(points: readonly OperatingPoint[], chosen?: OperatingPoint): string[] {
   const head = '  nprobe  efSearch  kFactor  recall@k   p50 ms   p99 ms';
@@ -84,6 +125,7 @@ export async function runTune(input: TuneCommandOptions, log: (line: string) => 
     seed: o.seed,
     // Deleted sentences are neither queries nor neighbours (a rebuild zeroed the rows it removed).
     skipIds: IndexUpdates.deletedIds(o.index),
+    view: liveView(o.index, log),
     sweep: o.full ? 'full' : 'target',
     onProgress: (p) => {
       if (p.stage === 'truth') {

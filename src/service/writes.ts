@@ -22,6 +22,7 @@ import type { AddedSentences } from '../jobs/index.js';
 import type { FaissIndex } from '../native/index.js';
 import {
   IndexUpdates,
+  loadWrites,
   MAX_REPORTED_IDS,
   type Meta,
   type NewAdd,
@@ -353,30 +354,11 @@ export class SentenceWrites {
 
   async #load(): Promise<void> {
     const u = this.#open();
-    const dim = this.live.dim;
     const recorded = new Set(u.segments.flatMap((x) => [x.index.file, x.vectors.file]));
     // A seal cut short before its record leaves files no segment names: its sentences are still growing.
     for (const f of readdirSync(u.dir))
       if (/^seg-/.test(f) && !recorded.has(f)) rmSync(join(u.dir, f), { force: true });
-    for (const info of u.segments) await this.live.adopt(await openSegment(u.dir, info, dim));
+    await loadWrites(u, this.live);
     if (u.segments.length > 0) await this.#measureBaseFit();
-    const sealedTo = u.sealedTo;
-    let ids: number[] = [];
-    let rows: Float32Array[] = [];
-    const flush = async () => {
-      const m = new Float32Array(ids.length * dim);
-      rows.forEach((v, i) => {
-        m.set(v, i * dim);
-      });
-      await this.live.add(m, ids);
-      ids = [];
-      rows = [];
-    };
-    for (const a of u.addedRange(sealedTo)) {
-      ids.push(a.id);
-      rows.push(a.vector);
-      if (ids.length === 4096) await flush();
-    }
-    if (ids.length > 0) await flush();
   }
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { readManifest, VectorFile } from '../../src/index/index.js';
 import { rebuildIndex } from '../../src/indexer/rebuild.js';
+import { runTune } from '../../src/indexer/tune.js';
 import { buildApp } from '../../src/server/app.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { Metrics } from '../../src/server/metrics.js';
@@ -130,69 +131,86 @@ t.test(
   },
 );
 
-t.test('index --rebuild folds the writes in: retrained, same ids, deletes kept, segments gone', async (t) => {
-  const { base, lateId, texts } = state;
-  t.ok(lateId > base, 'the first test ran');
-  const before = await readManifest(ts.index);
-  const r = await rebuildIndex(ts.index);
-  t.match(r, { ntotal: lateId + 1, folded: 1001, deleted: 1, factory: 'IVF16,PQ16np', resumed: false });
-  const after = await readManifest(ts.index);
-  t.equal(after.ntotal, lateId + 1);
-  t.not(after.createdAt, before.createdAt, 'a new build of the index');
-  t.ok((after.operatingPoints ?? []).length > 0, 'tuned as at the end of a build');
-  t.notOk(
-    readdirSync(join(ts.index, 'updates')).some((f) => f.startsWith('seg-')),
-    'the sealed segments were folded in and their files removed',
-  );
-  const service = await openService({ index: ts.index, reranker: false, seal: { sealAt: SEAL_AT } });
-  const app = appOf(service);
-  t.teardown(async () => {
-    await app.close();
-    await service.close();
-  });
-  t.equal(service.store.count, lateId + 1, 'the store holds the added sentences');
-  t.match((await app.inject({ method: 'GET', url: '/v1/index' })).json().updates, {
-    added: 0,
-    deleted: 1,
-    growing: 0,
-    sealed: { segments: 0, sentences: 0 },
-  });
-  t.notOk(
-    (await top(app, QUERY, 50)).some((c) => c.id === base + 100),
-    'a deleted sentence stays gone',
-  );
-  // Deletes applied for good: in no shard, its vector zeroed, its text erased; the id stays taken.
-  t.match(after, { removed: 1, shards: [{ count: lateId }] });
-  t.same([...service.store.range(base + 100, base + 101)], [{ id: base + 100, record: { text: '' } }]);
-  const vectors = await VectorFile.open(ts.index);
-  t.ok(vectors);
-  t.same([...((await vectors?.readIds([base + 100])) ?? [])], new Array(384).fill(0), 'its vector is zeros');
-  t.ok(
-    [...((await vectors?.readIds([base + 101])) ?? [])].some((x) => x !== 0),
-    'a kept one is not',
-  );
-  await vectors?.close();
-  const again = await app.inject({
-    method: 'POST',
-    url: '/v1/sentences',
-    headers: auth,
-    payload: { sentences: [{ text: NEW }] },
-  });
-  t.equal(again.statusCode, 200, 'its text can be added again (dedup key freed)');
-  const againId = again.json().sentences[0].id as number;
-  t.equal(againId, lateId + 1, 'under a new id');
-  t.equal((await top(app, QUERY))[0]?.id, againId);
-  t.equal((await top(app, (texts[777] as string).replace('.', ' today.')))[0]?.id, base + 777, 'same ids');
-  t.equal((await top(app, 'A late headline about the harbour bridge reopening today.'))[0]?.id, lateId);
-  const more = await app.inject({
-    method: 'POST',
-    url: '/v1/sentences',
-    headers: auth,
-    payload: { sentences: [{ text: 'After the rebuild, a new ferry timetable was published.' }] },
-  });
-  t.equal(more.json().sentences[0].id, lateId + 2, 'ids go on after the rebuild');
-  t.equal(
-    (await top(app, 'After the rebuild, a new ferry timetable was published today.'))[0]?.id,
-    lateId + 2,
-  );
-});
+t.test(
+  'index --rebuild folds the writes in: retrained, same ids, deletes applied for good, segments gone',
+  async (t) => {
+    const { base, lateId, texts } = state;
+    t.ok(lateId > base, 'the first test ran');
+    // `paramine tune` measures the index as searches see it: shards, sealed segments, growing one.
+    const lines: string[] = [];
+    const tuned = await runTune({ index: ts.index, quiet: true, queries: 300 }, (l) => lines.push(l));
+    t.match(
+      lines[0],
+      new RegExp(
+        `^tuning the live index: ${base} built \\+ 1001 added sentences \\(1000 in \\d+ sealed segments, 1 growing\\), 1 deleted`,
+      ),
+    );
+    t.ok(tuned.chosen.recall >= 0.9, `recall@10 ${tuned.chosen.recall} over the live index`);
+    const before = await readManifest(ts.index);
+    const r = await rebuildIndex(ts.index);
+    t.match(r, { ntotal: lateId + 1, folded: 1001, deleted: 1, factory: 'IVF16,PQ16np', resumed: false });
+    const after = await readManifest(ts.index);
+    t.equal(after.ntotal, lateId + 1);
+    t.not(after.createdAt, before.createdAt, 'a new build of the index');
+    t.ok((after.operatingPoints ?? []).length > 0, 'tuned as at the end of a build');
+    t.notOk(
+      readdirSync(join(ts.index, 'updates')).some((f) => f.startsWith('seg-')),
+      'the sealed segments were folded in and their files removed',
+    );
+    const service = await openService({ index: ts.index, reranker: false, seal: { sealAt: SEAL_AT } });
+    const app = appOf(service);
+    t.teardown(async () => {
+      await app.close();
+      await service.close();
+    });
+    t.equal(service.store.count, lateId + 1, 'the store holds the added sentences');
+    t.match((await app.inject({ method: 'GET', url: '/v1/index' })).json().updates, {
+      added: 0,
+      deleted: 1,
+      growing: 0,
+      sealed: { segments: 0, sentences: 0 },
+    });
+    t.notOk(
+      (await top(app, QUERY, 50)).some((c) => c.id === base + 100),
+      'a deleted sentence stays gone',
+    );
+    // Deletes applied for good: in no shard, its vector zeroed, its text erased; the id stays taken.
+    t.match(after, { removed: 1, shards: [{ count: lateId }] });
+    t.same([...service.store.range(base + 100, base + 101)], [{ id: base + 100, record: { text: '' } }]);
+    const vectors = await VectorFile.open(ts.index);
+    t.ok(vectors);
+    t.same(
+      [...((await vectors?.readIds([base + 100])) ?? [])],
+      new Array(384).fill(0),
+      'its vector is zeros',
+    );
+    t.ok(
+      [...((await vectors?.readIds([base + 101])) ?? [])].some((x) => x !== 0),
+      'a kept one is not',
+    );
+    await vectors?.close();
+    const again = await app.inject({
+      method: 'POST',
+      url: '/v1/sentences',
+      headers: auth,
+      payload: { sentences: [{ text: NEW }] },
+    });
+    t.equal(again.statusCode, 200, 'its text can be added again (dedup key freed)');
+    const againId = again.json().sentences[0].id as number;
+    t.equal(againId, lateId + 1, 'under a new id');
+    t.equal((await top(app, QUERY))[0]?.id, againId);
+    t.equal((await top(app, (texts[777] as string).replace('.', ' today.')))[0]?.id, base + 777, 'same ids');
+    t.equal((await top(app, 'A late headline about the harbour bridge reopening today.'))[0]?.id, lateId);
+    const more = await app.inject({
+      method: 'POST',
+      url: '/v1/sentences',
+      headers: auth,
+      payload: { sentences: [{ text: 'After the rebuild, a new ferry timetable was published.' }] },
+    });
+    t.equal(more.json().sentences[0].id, lateId + 2, 'ids go on after the rebuild');
+    t.equal(
+      (await top(app, 'After the rebuild, a new ferry timetable was published today.'))[0]?.id,
+      lateId + 2,
+    );
+  },
+);
