@@ -57,10 +57,11 @@ export function appendedSource(
     const out = new Float32Array(ids.length * dim);
     const built = [...ids.keys()].filter((i) => (ids[i] as number) < base.count);
     const added = [...ids.keys()].filter((i) => (ids[i] as number) >= base.count);
-    const a = built.length > 0 ? await base.readIds(built.map((i) => ids[i] as number)) : undefined;
-    const b = added.length > 0 ? rest(added.map((i) => ids[i] as number)) : undefined;
-    built.forEach((i, j) => out.set((a as Float32Array).subarray(j * dim, (j + 1) * dim), i * dim));
-    added.forEach((i, j) => out.set((b as Float32Array).subarray(j * dim, (j + 1) * dim), i * dim));
+    const place = (rows: number[], values: Float32Array) => {
+      for (const [j, i] of rows.entries()) out.set(values.subarray(j * dim, (j + 1) * dim), i * dim);
+    };
+    if (built.length > 0) place(built, await base.readIds(built.map((i) => ids[i] as number)));
+    if (added.length > 0) place(added, rest(added.map((i) => ids[i] as number)));
     return out;
   };
   return {
