@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { ParamineError } from '../errors.js';
+import { readManifest } from '../index/index.js';
 import type { JobRunner, JobSpecInput } from '../jobs/index.js';
 import { formatDuration } from '../progress.js';
 import { DEFAULT_RANGE_SIZE } from '../queue/options.js';
@@ -79,7 +80,18 @@ export const serveWithQueue = {
         'with --queue: query sentences per range job',
         (v) => Number(v),
         DEFAULT_RANGE_SIZE,
+      )
+      .option(
+        '--write-queue <url>',
+        "added sentences (POST /v1/sentences) are embedded by this queue's workers, not here: redis://HOST:PORT/DB (docs/updates.md)",
       );
+  },
+  async writeEmbedder(raw: Flags, index: string) {
+    if (raw.writeQueue === undefined) return undefined;
+    const { model, dim } = await readManifest(index);
+    // BullMQ is loaded only when the writes go through the queue.
+    const { QueueEmbedder } = await import('../queue/add.js');
+    return QueueEmbedder.open(String(raw.writeQueue), model, dim);
   },
   jobRunner(raw: Flags, index: string): JobRunner | undefined {
     if (raw.queue === undefined) return undefined;

@@ -12,7 +12,15 @@ import { buildApp } from '../server/app.js';
 import { DEFAULT_LIMITS } from '../server/context.js';
 import { loadApiKeys } from '../server/keys.js';
 import { Metrics } from '../server/metrics.js';
-import { DEFAULT_BATCH, DEFAULT_RERANKER, openService, SEAL_AT } from '../service/index.js';
+import {
+  DEFAULT_BATCH,
+  DEFAULT_RERANKER,
+  openService,
+  SEAL_AT,
+  type ServiceOptions,
+} from '../service/index.js';
+
+type WriteEmbedder = NonNullable<ServiceOptions['writeEmbedder']>;
 
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max);
 const B = DEFAULT_BATCH;
@@ -227,6 +235,8 @@ export interface ServeExtension {
   options(cmd: Command): void;
   /** The runner of POST /v1/jobs for these command-line options (undefined: jobs run in this process). */
   jobRunner(raw: Record<string, unknown>, index: string): JobRunner | undefined;
+  /** What embeds POST /v1/sentences' texts for these options (undefined: this process does). */
+  writeEmbedder(raw: Record<string, unknown>, index: string): Promise<WriteEmbedder | undefined>;
 }
 
 export function register(program: Command, extension?: ServeExtension): void {
@@ -237,7 +247,9 @@ export function register(program: Command, extension?: ServeExtension): void {
     SERVE_SETTINGS,
   ).action((raw: Record<string, unknown>) => {
     const o = settingsOf(cmd, SERVE_SETTINGS);
-    return serve(o, extension?.jobRunner(raw, o.index));
+    return serve(o, extension?.jobRunner(raw, o.index), () =>
+      extension === undefined ? Promise.resolve(undefined) : extension.writeEmbedder(raw, o.index),
+    );
   });
   extension?.options(cmd);
 }
@@ -257,7 +269,11 @@ function batchOptions(o: ServeOptions) {
 }
 
 /** Opens the service, builds the app, resumes unfinished jobs and listens until SIGTERM / SIGINT. */
-async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
+async function serve(
+  o: ServeOptions,
+  runner?: JobRunner,
+  writeEmbedder: () => Promise<WriteEmbedder | undefined> = () => Promise.resolve(undefined),
+): Promise<void> {
   const keys = loadApiKeys({
     file: o.apiKeysFile,
     named: env('PARAMINE_API_KEYS'),
@@ -266,6 +282,7 @@ async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
   });
   const metrics = new Metrics();
   setModelThreadNice(o.modelNice);
+  const remote = await writeEmbedder();
   const service = await openService({
     index: o.index,
     model: o.model,
@@ -277,7 +294,11 @@ async function serve(o: ServeOptions, runner?: JobRunner): Promise<void> {
     hooks: metrics.hooks,
     rerankWorkers: o.rerankWorkers,
     writeThreads: o.writeThreads,
+    writeEmbedder: remote,
     seal: { sealAt: o.sealAt, onSealError: (e) => log?.error({ err: e }, 'sealing added sentences failed') },
+  }).catch(async (e) => {
+    await remote?.close();
+    throw e;
   });
   let shuttingDown = false;
   let log: FastifyBaseLogger | undefined;

@@ -12,6 +12,7 @@ import { Encoder } from '../encode/index.js';
 import { isParamineError, ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
+import { runAddJob } from './add.js';
 import { connectionOptions, parseQueueUrl, queueName, type Stage } from './connection.js';
 import { runDedup } from './dedup.js';
 import { buildOptions, runEmbed } from './embed.js';
@@ -41,17 +42,26 @@ class Resources {
     this.mine = new MineRunner(threads);
   }
 
-  async encoder(b: QueueBuild): Promise<Encoder> {
-    const dir = resolveModelDir(String(b.options.model));
+  encoder(b: QueueBuild): Promise<Encoder> {
+    return this.encoderOf(String(b.options.model), b.model, "the build's");
+  }
+
+  /** The encoder of model directory `name`, checked to be `want` (an index's or a build's model). */
+  async encoderOf(
+    name: string,
+    want: { id: string; sha256: string },
+    whose = "the index's",
+  ): Promise<Encoder> {
+    const dir = resolveModelDir(name);
     let e = this.encoders.get(dir);
     if (!e) {
       e = Encoder.open(dir, { threads: this.threads });
       this.encoders.set(dir, e);
     }
     const encoder = await e;
-    if (encoder.onnxSha256 !== b.model.sha256) {
+    if (encoder.onnxSha256 !== want.sha256) {
       throw new UnrecoverableError(
-        `MODEL_MISMATCH: this worker's ${dir} (sha256 ${encoder.onnxSha256.slice(0, 12)}…) is not the build's model ${b.model.id} (${b.model.sha256.slice(0, 12)}…)`,
+        `MODEL_MISMATCH: this worker's ${dir} (sha256 ${encoder.onnxSha256.slice(0, 12)}…) is not ${whose} model ${want.id} (${want.sha256.slice(0, 12)}…)`,
       );
     }
     return encoder;
@@ -91,6 +101,11 @@ async function processJob(stage: Stage, job: Job, res: Resources, metrics: Queue
     const d = fillData.parse(job.data);
     const r = await runFill(d.work, buildOf(d.work, d.build), d, res.threads);
     metrics.items.inc({ stage }, r.count);
+    return r;
+  }
+  if (stage === 'add') {
+    const r = await runAddJob(job.data, (model) => res.encoderOf(model.id, model));
+    metrics.items.inc({ stage }, (job.data as { texts: unknown[] }).texts.length);
     return r;
   }
   const r = await runMineRange(job.data, res.mine);

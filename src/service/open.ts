@@ -98,6 +98,11 @@ export interface ServiceOptions {
    * model's run: rerank throughput 12 → 19 req/s on 2 cores without spinning (BENCHMARKS.md).
    */
   spinning?: boolean | undefined;
+  /**
+   * What embeds added sentences instead of this process (`serve --write-queue`: `paramine worker`s through
+   * the queue); closed with the service.
+   */
+  writeEmbedder?: (Embedder & { close(): Promise<void> }) | undefined;
   /** Cross-encoder worker threads (0 / undefined: one per core for a graph scoring pair by pair, else one). */
   rerankWorkers?: number | undefined;
   hooks?: ServiceHooks | undefined;
@@ -272,14 +277,19 @@ async function openWriteEncoder(
   modelId: string,
   shared: BatchedEmbedder,
   closers: Closers,
-): Promise<BatchedEmbedder> {
-  if (!o.writeThreads) return shared;
+): Promise<Embedder> {
+  if (o.writeEmbedder !== undefined) {
+    const remote = o.writeEmbedder;
+    closers.add(() => remote.close());
+    return remote;
+  }
+  if (!o.writeThreads) return shared.port(true);
   const encoder = await Encoder.open(resolveModelDir(o.model ?? modelId), {
     spinning: o.spinning,
     threads: o.writeThreads,
   });
   closers.add(() => encoder.close());
-  return new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, {}));
+  return new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, {})).port(true);
 }
 
 /** Writes while serving: a growing exact segment and tombstones over the built shards (writes.ts). */
@@ -289,7 +299,7 @@ async function openWrites(
   closers: Closers,
 ) {
   const { index, store } = parts;
-  const embed = (await openWriteEncoder(o, parts.manifest.model.id, parts.embedder, closers)).port(true);
+  const embed = await openWriteEncoder(o, parts.manifest.model.id, parts.embedder, closers);
   const tombstones = new Set<number>();
   const live = new LiveIndex(index, tombstones);
   closers.add(() => live.close());
