@@ -7,9 +7,15 @@
  *    beside the idle ones;
  *  - time to visibility: after each write's 200, how long until a search finds one of its sentences.
  *
- *   npm run lab -- writes [--clients 4] [--duration 15] [--batch 64] [--write-threads 1]
+ *   npm run lab -- writes [--clients 4] [--duration 15] [--batch 64] [--write-threads 1] [--write-queue]
+ *
+ * `--write-queue`: the writes are embedded by a `paramine worker --stages add` (its own redis-server on a free
+ * port) instead of the service (`serve --write-queue`). Here the worker shares the machine's cores: this
+ * measures the queue path's cost, not the relief a worker on another machine brings.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +38,7 @@ const schema = z.object({
   batch: z.coerce.number().int().min(1).max(1000),
   buildN: z.coerce.number().int().min(100),
   writeThreads: z.coerce.number().int().min(0),
+  writeQueue: z.boolean().default(false),
 });
 type Options = z.output<typeof schema>;
 
@@ -99,6 +106,43 @@ async function writer(url: string, o: Options, until: number) {
   return { added, seconds: (performance.now() - t0) / 1000, visible };
 }
 
+/** A redis-server on a free loopback port and one `paramine worker --stages add` on it. */
+async function startQueue(log: Log): Promise<{ url: string; stop(): void }> {
+  const s = createServer();
+  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((ok) => s.close(() => ok()));
+  const url = `redis://127.0.0.1:${port}/0`;
+  const children: ChildProcess[] = [
+    spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    ),
+  ];
+  await new Promise((ok) => setTimeout(ok, 500));
+  const worker = spawn(
+    process.execPath,
+    [CLI, 'worker', '--queue', url, '--stages', 'add', '--threads', '1'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  children.push(worker);
+  await new Promise<void>((ok, fail) => {
+    let text = '';
+    worker.stderr?.on('data', (d: Buffer) => {
+      text += d.toString();
+      if (/stages add/.test(text)) ok();
+    });
+    worker.once('exit', (code) => fail(new Error(`worker exited (${code}): ${text}`)));
+  });
+  log(`write queue ${url}: one paramine worker (1 thread)`);
+  return { url, stop: () => children.reverse().forEach((c) => c.kill('SIGKILL')) };
+}
+
 async function run(o: Options, log: Log) {
   const loadBefore = loadavg();
   const demo = await ensureDemoIndex(o.index, log);
@@ -109,6 +153,7 @@ async function run(o: Options, log: Log) {
     const index = join(dir, 'index');
     cpSync(demo, index, { recursive: true });
     writeFileSync(join(dir, 'keys.txt'), `bench:${KEY}\n`);
+    const queue = o.writeQueue ? await startQueue(log) : undefined;
     const server = await spawnServe([
       CLI,
       'serve',
@@ -121,7 +166,11 @@ async function run(o: Options, log: Log) {
       join(dir, 'keys.txt'),
       '--write-threads',
       String(o.writeThreads),
-    ]);
+      ...(queue ? ['--write-queue', queue.url] : []),
+    ]).catch((e) => {
+      queue?.stop();
+      throw e;
+    });
     try {
       const info = await indexInfo(server.url);
       const bodies = (await sampleQueries(server.url, info.sentences, 256)).map((text) =>
@@ -156,6 +205,7 @@ async function run(o: Options, log: Log) {
       };
     } finally {
       await server.stop();
+      queue?.stop();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -190,7 +240,8 @@ export const writesBench = defineBenchmark({
         '--write-threads <n>',
         "the service's --write-threads (0: writes share the queries' encoder)",
         '0',
-      ),
+      )
+      .option('--write-queue', 'writes embedded by a paramine worker through a queue (serve --write-queue)'),
   schema,
   run: async (o, log) => {
     const r = await run(o, log);
