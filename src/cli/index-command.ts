@@ -41,6 +41,7 @@ export async function runRebuild(dir: string): Promise<void> {
       `index ${dir} rebuilt${r.resumed ? ' (finished a rebuild cut short)' : ''}: ${r.ntotal} sentences, ${r.folded} of them ` +
         `folded in from the writes, ${r.deleted} deleted (removed for good), factory ${r.factory}`,
       ...(r.carried.length > 0 ? [`  domains carried over: ${r.carried.join(', ')}`] : []),
+      ...(r.regrouped.length > 0 ? [`  group tables built again: ${r.regrouped.join(', ')}`] : []),
       `  training ${formatDuration(r.trainMs / 1000)}, filling ${formatDuration(r.fillMs / 1000)}` +
         (r.tuned
           ? `; search defaults nprobe ${r.tuned.nprobe}, kFactor ${r.tuned.kFactor}: recall@10 ${r.tuned.recall} (tuned)`

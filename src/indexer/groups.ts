@@ -10,6 +10,7 @@ import {
   GROUPS_DIR,
   type GroupKeySpec,
   type GroupTableInfo,
+  GroupTables,
   GroupTableWriter,
   groupTableIdentity,
   SentenceStore,
@@ -44,6 +45,25 @@ export async function buildGroupTables(
   } finally {
     await writer.close();
     if (options.store === undefined) await store.close();
+  }
+}
+
+/**
+ * The index's group tables that are older than its manifest (an `index --rebuild` folded added sentences
+ * in since they were written), as the specs to build them again; [] when none is.
+ */
+export async function staleGroupTables(indexDir: string): Promise<GroupKeySpec[]> {
+  const manifest = await readManifest(indexDir);
+  const tables = GroupTables.open(join(indexDir, GROUPS_DIR), groupTableIdentity(manifest));
+  if (tables === undefined) return [];
+  try {
+    const made = Date.parse(manifest.createdAt);
+    return tables
+      .list()
+      .filter((t) => Date.parse(t.builtAt) < made)
+      .map((t) => ({ key: t.key, order: t.order }));
+  } finally {
+    await tables.close();
   }
 }
 

@@ -48,6 +48,7 @@ import {
   STORE_DIR,
 } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
+import { buildGroupTables, staleGroupTables } from './groups.js';
 import { runTune } from './tune.js';
 
 const WORK = '.rebuild';
@@ -71,6 +72,8 @@ export interface RebuildSummary {
   tuned?: OperatingPoint | undefined;
   /** What followed the index (the `after` steps' report: the domains carried over). */
   carried: string[];
+  /** Group tables built again over every sentence (their keys). */
+  regrouped: string[];
 }
 
 /**
@@ -120,9 +123,10 @@ export async function rebuildIndex(
   await writeRebuiltManifest(work, old, plan, ntotal, { ...times, deleted: deleted.size });
   await moveIn(dir, work);
   const folded = await fold(dir, ntotal);
+  const regrouped = await regroup(dir);
   const carried = await followers.run(dir, await readManifest(dir), deleted);
   const tuned = await tune(dir, plan.factory, log);
-  return { ...folded, ...times, ntotal, factory: plan.factory, resumed: false, tuned, carried };
+  return { ...folded, ...times, ntotal, factory: plan.factory, resumed: false, tuned, carried, regrouped };
 }
 
 /** A rebuild cut short by a crash, finished (undefined: there is none). */
@@ -140,13 +144,16 @@ async function finishCutShort(
   } else {
     manifest = await readManifest(dir);
     if (manifest.build.rebuild === undefined) return undefined;
-    if (allLanded(dir, manifest) && !(await followers.pending(dir, manifest))) return undefined;
+    const pending = (await staleGroupTables(dir)).length > 0 || (await followers.pending(dir, manifest));
+    if (allLanded(dir, manifest) && !pending) return undefined;
     log('index --rebuild: finishing a rebuild cut short');
   }
   const folded = await fold(dir, manifest.ntotal);
+  const regrouped = await regroup(dir);
   const deleted = new Set([...IndexUpdates.deletedIds(dir)].filter((id) => id < manifest.ntotal));
   return {
     ...folded,
+    regrouped,
     carried: await followers.run(dir, manifest, deleted),
     ntotal: manifest.ntotal,
     factory: manifest.factory,
@@ -221,6 +228,13 @@ async function writeRebuiltManifest(
       },
     },
   );
+}
+
+/** The group tables built again over every sentence, folded ones included (their keys). */
+async function regroup(dir: string): Promise<string[]> {
+  const specs = await staleGroupTables(dir);
+  await buildGroupTables(dir, specs, { quiet: true });
+  return specs.map((s) => s.key);
 }
 
 /** Operating points and tuned search defaults, as at the end of a build (IVF only; the index is whole without). */

@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { readManifest } from '../../src/index/index.js';
-import { buildGroupTables } from '../../src/indexer/groups.js';
+import { buildGroupTables, staleGroupTables } from '../../src/indexer/groups.js';
+import { rebuildIndex } from '../../src/indexer/rebuild.js';
+import { openService } from '../../src/service/index.js';
 import {
   GROUPS_DIR,
   GroupTables,
@@ -128,5 +130,33 @@ t.test(
     t.teardown(() => stale?.close());
     t.throws(() => stale?.require('paper', 'withinGroup'), { code: 'CONFLICT' });
     t.throws(() => parseGroupKeySpec('date:weekly'), { code: 'BAD_INPUT' });
+  },
+);
+
+t.test(
+  'index --rebuild builds the tables again: added sentences are members, deleted ones are not',
+  async (t) => {
+    const service = await openService({ index, reranker: false });
+    const [a, b] = await service.writes.add([
+      { text: 'An added sentence of a new paper.', meta: { paper: 'P-new', date: '2024-02-15' } },
+      { text: 'Another added sentence, of paper three.', meta: { paper: 'P3' } },
+    ]);
+    await service.writes.delete([0]);
+    await service.close();
+    t.equal(rows[0]?.paper, 'P0');
+    const r = await rebuildIndex(index);
+    t.same([...r.regrouped].sort(), ['cites', 'date', 'paper', 'term']);
+    const m = await readManifest(index);
+    const tables = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(m));
+    if (!tables) throw new Error('no group tables');
+    t.teardown(() => tables.close());
+    t.same(tables.ids('paper', 'P-new'), [a?.id], 'an added sentence is a member of its group');
+    t.ok(tables.ids('paper', 'P3').includes(b?.id as number));
+    t.notOk(tables.ids('paper', 'P0').includes(0), 'a deleted sentence is in no group');
+    t.ok(
+      tables.between('date', Date.UTC(2024, 1, 15), Date.UTC(2024, 1, 15)).some((e) => e.id === a?.id),
+      'ordered keys too',
+    );
+    t.same(await staleGroupTables(index), [], 'nothing stale after the rebuild');
   },
 );
