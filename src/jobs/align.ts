@@ -16,8 +16,8 @@ import { ParamineError } from '../errors.js';
 import { readManifest, VectorFile } from '../index/index.js';
 import { createIndex } from '../native/index.js';
 import {
-  type GroupTables,
   type GroupValue,
+  type GroupView,
   openIndexSentences,
   type SentenceRecord,
   type SentenceStore,
@@ -89,7 +89,7 @@ export interface DocPair {
 
 export interface AlignParts {
   store: SentenceStore;
-  groups: GroupTables | undefined;
+  groups: GroupView | undefined;
   vectors?: VectorFile | undefined;
 }
 

@@ -4,7 +4,7 @@
  * tables' key order), so a resumed job sees the same sentences at the same positions; groups too small
  * to hold a pair are skipped.
  */
-import type { GroupTables, GroupValue } from '../store/index.js';
+import type { GroupValue, GroupView } from '../store/index.js';
 import { indexBatch, openQuerySource, type QuerySource, type SourceParts } from './queries.js';
 import { effectiveScope, type JobSpec } from './spec.js';
 
@@ -15,7 +15,7 @@ import { effectiveScope, type JobSpec } from './spec.js';
 export async function openJobSource(
   spec: JobSpec,
   parts: SourceParts,
-  tables: GroupTables | undefined,
+  tables: GroupView | undefined,
 ): Promise<QuerySource> {
   const scope = effectiveScope(spec);
   if (spec.scope.kind === 'all' && tables !== undefined) {
@@ -36,7 +36,7 @@ interface Cursor {
 }
 
 export function openGroupedSource(
-  tables: GroupTables,
+  tables: GroupView,
   key: string,
   parts: SourceParts,
   minGroup: number,

@@ -7,7 +7,7 @@ import { ParamineError } from '../errors.js';
 import type { AnnOptions } from '../search/core.js';
 import { evaluateFilter, filterLabels } from '../search/lexical.js';
 import type { Candidate, SearchOptions } from '../search/types.js';
-import type { GroupTables, Meta } from '../store/index.js';
+import type { GroupView, Meta } from '../store/index.js';
 import { checkScope } from './scoped.js';
 import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
 import { withoutLengthBounds } from './subsentence.js';
@@ -88,24 +88,22 @@ export function acceptsPair(
 export function checkJobScope(
   spec: JobSpec,
   labels: readonly string[] | undefined,
-  tables: GroupTables | undefined,
+  tables: GroupView | undefined,
 ): void {
   const scope = effectiveScope(spec);
   const docPairs = spec.docPairs && { key: spec.docPairs.docKey, partners: new Map() };
   checkScope({ ...scope, exactMax: 0, docPairs }, tables);
   if (spec.since !== undefined) {
+    // Scopes that only restrict candidates (withinGroup, window) keep "a pair with a new sentence" local;
+    // margin scores and document alignment change for old pairs too when sentences arrive.
     const clash =
       spec.scope.kind !== 'all'
         ? 'scope (only `all`)'
         : spec.margin !== undefined
-          ? 'margin'
-          : scope.withinGroup.length > 0
-            ? 'withinGroup'
-            : scope.window !== undefined
-              ? 'window'
-              : spec.docPairs !== undefined
-                ? 'docPairs'
-                : undefined;
+          ? 'margin (new sentences change the neighbourhood means of old pairs)'
+          : spec.docPairs !== undefined
+            ? 'docPairs (new sentences change the document alignment)'
+            : undefined;
     if (clash !== undefined) {
       throw new ParamineError('BAD_INPUT', `since cannot be combined with ${clash}`, { field: 'since' });
     }

@@ -10,7 +10,7 @@ import { readSentences } from '../corpus/index.js';
 import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
-import type { Meta, SentenceStore } from '../store/index.js';
+import type { Meta, SentenceRecord, SentenceStore } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
 import type { JobScope } from './spec.js';
 
@@ -42,6 +42,8 @@ export interface AddedSentences {
   firstSince(since: { seq: number } | { time: string } | { id: number }): number;
   /** Their embeddings (ids.length x dim), as they were added. */
   vectors(ids: readonly number[]): Float32Array;
+  /** Their texts and metadata, ids in [from, to) ascending (deleted ones included). */
+  sentences(from: number, to: number): Iterable<{ id: number; record: SentenceRecord }>;
 }
 
 export interface SourceParts {

@@ -13,7 +13,7 @@ import { SpanModel } from '../rerank/index.js';
 import type { AnnIndex, SearchCore } from '../search/core.js';
 import { evaluateFilter } from '../search/lexical.js';
 import type { Candidate, CandidateDomain, SearchOptions } from '../search/types.js';
-import type { GroupTables, SentenceStore } from '../store/index.js';
+import { type GroupTables, type GroupView, type SentenceStore, withAdded } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
 import { alignDocuments, partnersOf, readDocPairs } from './align.js';
 import { pairKey, UnionFind } from './cluster.js';
@@ -71,6 +71,16 @@ export function sourceParts(ctx: JobContext, spec?: Pick<JobSpec, 'untilId'>): S
   };
 }
 
+/**
+ * The group tables as a job sees them: with the sentences added before it was created (below its pinned
+ * `ntotal`) in their groups, so scoped jobs mine them too.
+ */
+export function groupsOf(ctx: JobContext, ntotal: number): GroupView | undefined {
+  const { groups, added } = ctx;
+  if (groups === undefined || added === undefined || ntotal <= added.base) return groups;
+  return withAdded(groups, added.sentences(added.base, ntotal));
+}
+
 /** The id the next added sentence gets: a new job's `untilId`. */
 export function nextIdOf(ctx: JobContext): number {
   return ctx.added?.nextId ?? ctx.index.ntotal;
@@ -83,7 +93,7 @@ export async function openJobQueries(
   parts = sourceParts(ctx, spec),
   stored?: { first: number; ids: readonly number[] },
 ): Promise<QuerySource | SinceSource> {
-  if (spec.since === undefined) return openJobSource(spec, parts, ctx.groups);
+  if (spec.since === undefined) return openJobSource(spec, parts, groupsOf(ctx, parts.ntotal));
   if (stored !== undefined) return storedSinceSource(parts, stored);
   return openSinceSource(spec, spec.since, parts, ctx.live ?? ctx.ann);
 }
@@ -143,24 +153,27 @@ export async function runJob(
 async function docPartners(
   ctx: JobContext,
   d: NonNullable<JobSpec['docPairs']>,
+  ntotal: number,
 ): Promise<Map<string, string[]>> {
   if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
-  const parts = { store: ctx.store, groups: ctx.groups, vectors: ctx.vectors };
+  const parts = { store: ctx.store, groups: groupsOf(ctx, ntotal), vectors: ctx.vectors };
   return partnersOf(await alignDocuments(parts, { ...d.align, docKey: d.docKey }));
 }
 
 /** The scope's searcher when the job has a withinGroup, window or document-pairs scope. */
 async function scopedSearch(ctx: JobContext, spec: JobSpec): Promise<ScopedSearch | undefined> {
+  const ntotal = sourceParts(ctx, spec).ntotal;
   const docPairs = spec.docPairs && {
     key: spec.docPairs.docKey,
-    partners: await docPartners(ctx, spec.docPairs),
+    partners: await docPartners(ctx, spec.docPairs, ntotal),
   };
   const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX, docPairs };
   if (!hasScope(scope)) return undefined;
   return new ScopedSearch(scope, {
-    tables: ctx.groups,
+    tables: groupsOf(ctx, ntotal),
     store: ctx.store,
     vectors: ctx.vectors,
+    added: ctx.added,
     embed: (texts) => ctx.encoder.encode(texts),
     dim: ctx.core.dim,
     ann: ctx.ann as unknown as SelectiveIndex,

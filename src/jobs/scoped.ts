@@ -15,9 +15,9 @@ import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
 import { createIndex, type FaissIndex } from '../native/index.js';
 import type { Hit } from '../search/candidates.js';
-import type { GroupOrder, GroupTables, GroupValue, Meta, SentenceStore } from '../store/index.js';
+import type { GroupOrder, GroupValue, GroupView, Meta, SentenceStore } from '../store/index.js';
 import { groupValuesOf } from '../store/index.js';
-import type { QueryBatch } from './queries.js';
+import { type AddedSentences, type QueryBatch, vectorsForIds } from './queries.js';
 
 const DAY_MS = 86_400_000;
 /** Scopes up to this size are searched exactly by default (measured crossover, BENCHMARKS.md). */
@@ -45,9 +45,11 @@ export interface SelectiveIndex {
 }
 
 export interface ScopeParts {
-  tables: GroupTables | undefined;
+  tables: GroupView | undefined;
   store: SentenceStore;
   vectors: VectorFile | undefined;
+  /** Sentences added since the build: members of scopes too (their embeddings are in the updates). */
+  added?: AddedSentences | undefined;
   embed: (texts: string[]) => Promise<Float32Array>;
   dim: number;
   ann?: SelectiveIndex | undefined;
@@ -61,7 +63,7 @@ export function hasScope(s: ScopeSpec): boolean {
 }
 
 /** Checks the scope against the index's group tables (4xx errors naming the field). */
-export function checkScope(s: ScopeSpec, tables: GroupTables | undefined): void {
+export function checkScope(s: ScopeSpec, tables: GroupView | undefined): void {
   const missing = (key: string, field: string, ordered: boolean) => {
     if (tables === undefined) {
       throw new ParamineError(
@@ -125,7 +127,7 @@ export class ScopedSearch {
 
   /** Groups the batch's queries by the scope they search. */
   private units(batch: QueryBatch): Unit[] {
-    const tables = this.parts.tables as GroupTables;
+    const tables = this.parts.tables as GroupView;
     const byKey = new Map<string, Unit>();
     const window = this.spec.window;
     const windowed: number[] = [];
@@ -263,7 +265,10 @@ export class ScopedSearch {
     k: number,
   ): Promise<{ ids: BigInt64Array; cosines: Float32Array }> {
     const ann = this.parts.ann;
-    if (unit.ids.length > this.spec.exactMax && ann?.supportsIdSelector) {
+    // The shards do not hold added sentences: a scope with some is searched exactly whatever its size.
+    const base = this.parts.added?.base ?? Number.POSITIVE_INFINITY;
+    const hasAdded = (unit.ids.at(-1) ?? -1) >= base;
+    if (unit.ids.length > this.spec.exactMax && ann?.supportsIdSelector && !hasAdded) {
       const r = await ann.search(queries, k, {
         ids: BigInt64Array.from(unit.ids, (x) => BigInt(x)),
         ...(this.parts.nprobe === undefined ? {} : { nprobe: this.parts.nprobe }),
@@ -281,9 +286,11 @@ export class ScopedSearch {
   private async flatOf(key: string, ids: readonly number[]): Promise<FaissIndex> {
     if (this.cached?.key === key) return this.cached.index;
     await this.close();
-    const vectors = this.parts.vectors
-      ? await this.parts.vectors.readIds(ids)
-      : await this.parts.embed((await this.parts.store.getMany(ids)).map((r) => r?.text ?? ''));
+    const { store, vectors: kept, added, dim, embed } = this.parts;
+    const vectors = await vectorsForIds(
+      { store, vectors: kept, added, ntotal: 0, encoder: { dim, encode: (t) => embed([...t]) } },
+      ids,
+    );
     const index = createIndex('Flat', this.parts.dim, 'ip');
     await index.add(
       vectors,

@@ -306,8 +306,9 @@ export const jobSpecSchema = z
         lines(
           'Mine only what is new: the pairs with at least one sentence added since this point (each new',
           'sentence against all; the sentences whose top k now holds a new one, against the new ones), with',
-          'the same k, filters and domain: the pairs a full re-mine finds that involve a new sentence. Only',
-          'with scope `all`, without margin, withinGroup, window or docPairs.',
+          'the same k, filters, domain, withinGroup and window: the pairs a full re-mine finds that involve a',
+          'new sentence. Only with scope `all`, without margin or docPairs (new sentences change the',
+          'neighbourhood means and the document alignment of old pairs too).',
         ),
       ),
     reverseDepth: z

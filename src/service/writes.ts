@@ -143,6 +143,12 @@ export class SentenceWrites {
       },
       firstSince: (since) => self.#updates?.firstIdSince(since) ?? self.store.count,
       vectors: (ids) => self.#open().vectorsOf(ids),
+      *sentences(from, to) {
+        for (const a of self.#updates?.addedSentences(from) ?? []) {
+          if (a.id >= to) return;
+          yield { id: a.id, record: a.meta === undefined ? { text: a.text } : { text: a.text, meta: a.meta } };
+        }
+      },
     };
   }
 

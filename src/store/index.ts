@@ -18,6 +18,7 @@ export {
   groupValuesOf,
   parseGroupKeySpec,
 } from './groups.js';
+export { type GroupView, withAdded } from './groups-added.js';
 export { loadWrites } from './live-load.js';
 export { checkLmdbFile } from './lmdb-check.js';
 export { DirLock, LOCK_FILE } from './lock.js';
