@@ -140,7 +140,12 @@ async function startQueue(log: Log): Promise<{ url: string; stop(): void }> {
     worker.once('exit', (code) => fail(new Error(`worker exited (${code}): ${text}`)));
   });
   log(`write queue ${url}: one paramine worker (1 thread)`);
-  return { url, stop: () => children.reverse().forEach((c) => c.kill('SIGKILL')) };
+  return {
+    url,
+    stop: () => {
+      for (const c of children.reverse()) c.kill('SIGKILL');
+    },
+  };
 }
 
 async function run(o: Options, log: Log) {

@@ -295,7 +295,12 @@ async function serve(
     rerankWorkers: o.rerankWorkers,
     writeThreads: o.writeThreads,
     writeEmbedder: remote,
-    seal: { sealAt: o.sealAt, onSealError: (e) => log?.error({ err: e }, 'sealing added sentences failed') },
+    seal: {
+      sealAt: o.sealAt,
+      // `paramine add` / `delete` beside the service: taken in within a second.
+      follow: true,
+      onSealError: (e) => log?.error({ err: e }, 'sealing or taking in added sentences failed'),
+    },
   }).catch(async (e) => {
     await remote?.close();
     throw e;

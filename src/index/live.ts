@@ -33,6 +33,8 @@ export class LiveIndex {
   #view: View = { sealed: [], growing: undefined };
   /** What the growing segment holds, in add order. */
   #rows: Rows[] = [];
+  /** Its ids: an id added twice (a write another process made, read back) goes in once. */
+  #held = new Set<number>();
   /** Ids below this are in sealed segments (or the build): a late add of one of them is already there. */
   #sealedTo = 0;
   /** Adds and seals one at a time, so a seal's swap never loses an add made while it ran. */
@@ -64,6 +66,11 @@ export class LiveIndex {
     return this.#view.growing?.ntotal ?? 0;
   }
 
+  /** Ids below this are in the shards or in the sealed segments searched. */
+  get sealedTo(): number {
+    return this.#sealedTo;
+  }
+
   /** The sealed segments searched beside the shards. */
   get sealed(): readonly OpenSegment[] {
     return this.#view.sealed;
@@ -72,7 +79,7 @@ export class LiveIndex {
   /** Adds vectors (n x dim, row-major) under their ids to the growing segment. */
   add(vectors: Float32Array, ids: readonly number[]): Promise<void> {
     return this.#serial(async () => {
-      const keep = ids.flatMap((id, i) => (id >= this.#sealedTo ? [i] : []));
+      const keep = ids.flatMap((id, i) => (id >= this.#sealedTo && !this.#held.has(id) ? [i] : []));
       if (keep.length === 0) return;
       const dim = this.dim;
       const rows: Rows =
@@ -85,6 +92,7 @@ export class LiveIndex {
         BigInt64Array.from(rows.ids, (id) => BigInt(id)),
       );
       this.#rows.push(rows);
+      for (const id of rows.ids) this.#held.add(id);
       if (this.#view.growing !== growing) this.#view = { ...this.#view, growing };
     });
   }
@@ -95,6 +103,8 @@ export class LiveIndex {
    */
   adopt(segment: OpenSegment): Promise<void> {
     return this.#serial(async () => {
+      // Adopted already (a seal this process recorded, read back from the updates): kept once.
+      if (segment.info.first < this.#sealedTo) return closeSegment(segment);
       const end = segment.info.first + segment.info.count;
       this.#sealedTo = Math.max(this.#sealedTo, end);
       const kept = this.#rows.flatMap((r) => {
@@ -116,6 +126,7 @@ export class LiveIndex {
       }
       const old = this.#view.growing;
       this.#rows = kept;
+      this.#held = new Set(kept.flatMap((r) => r.ids));
       this.#view = { sealed: [...this.#view.sealed, segment], growing };
       await old?.close();
     });
@@ -179,6 +190,7 @@ export class LiveIndex {
     const view = this.#view;
     this.#view = { sealed: [], growing: undefined };
     this.#rows = [];
+    this.#held.clear();
     await Promise.all([view.growing?.close(), ...view.sealed.map(closeSegment)]);
   }
 

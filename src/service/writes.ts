@@ -30,6 +30,7 @@ import {
   UPDATES_DIR,
 } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
+import { type Drift, driftOf } from './drift.js';
 
 export interface AddItem {
   text: string;
@@ -63,17 +64,14 @@ export interface WriteStats {
   drift: Drift | null;
 }
 
-export interface Drift {
-  base: SegmentFit;
-  added: SegmentFit;
-  /** True when the added sentences fit clearly worse than the build's own: a rebuild would pay. */
-  retrain: boolean;
-  reason: string;
-}
-
 export interface SealOptions {
   /** Seal the growing segment once it holds this many sentences (default SEAL_AT). */
   sealAt?: number | undefined;
+  /**
+   * Take in, every FOLLOW_MS, the writes another process makes to the index (`paramine add` / `delete`
+   * beside the service): its adds, deletes and seals become searchable without a restart.
+   */
+  follow?: boolean | undefined;
   /** A background seal failed (the sentences stay in the growing segment; the next add tries again). */
   onSealError?: ((e: unknown) => void) | undefined;
 }
@@ -83,9 +81,8 @@ export const SEAL_AT = 20_000;
 
 /** Vectors measured for the quantizers' fit (each side). */
 const FIT_SAMPLE = 2000;
-/** Drift rule: a rebuild pays when the added vectors' quantization error passes the build's by half again, or their self-recall drops by 5 points. */
-const DRIFT_ERROR_RATIO = 1.5;
-const DRIFT_SELF_RECALL_DROP = 0.05;
+/** How often a serving process looks for writes made by another one. */
+const FOLLOW_MS = 1000;
 
 export class SentenceWrites {
   #updates: IndexUpdates | undefined;
@@ -95,6 +92,10 @@ export class SentenceWrites {
   #baseFitValue: SegmentFit | undefined;
   readonly #sealAt: number;
   readonly #onSealError: (e: unknown) => void;
+  #follower: NodeJS.Timeout | undefined;
+  #following: Promise<void> | undefined;
+  /** The updates' sequence number and next id when another process's writes were last taken in. */
+  #followed = { seq: -1, nextId: 0 };
 
   private constructor(
     private readonly dir: string,
@@ -115,6 +116,13 @@ export class SentenceWrites {
   ): Promise<SentenceWrites> {
     const w = new SentenceWrites(dir, parts.store, parts.live, parts.embed, parts.tombstones, parts);
     if (existsSync(join(dir, UPDATES_DIR))) await w.#load();
+    if (parts.follow) {
+      w.#follower = setInterval(() => {
+        w.#following ??= w.#follow().finally(() => {
+          w.#following = undefined;
+        });
+      }, FOLLOW_MS).unref();
+    }
     return w;
   }
 
@@ -127,7 +135,7 @@ export class SentenceWrites {
       seq: u?.seq ?? 0,
       growing: this.live.segmentSize,
       sealed: { segments: segments.length, sentences: segments.reduce((a, x) => a + x.count, 0) },
-      drift: this.#drift(),
+      drift: driftOf(this.#baseFitValue, this.#updates?.segments ?? []),
     };
   }
 
@@ -146,7 +154,10 @@ export class SentenceWrites {
       *sentences(from, to) {
         for (const a of self.#updates?.addedSentences(from) ?? []) {
           if (a.id >= to) return;
-          yield { id: a.id, record: a.meta === undefined ? { text: a.text } : { text: a.text, meta: a.meta } };
+          yield {
+            id: a.id,
+            record: a.meta === undefined ? { text: a.text } : { text: a.text, meta: a.meta },
+          };
         }
       },
     };
@@ -276,6 +287,9 @@ export class SentenceWrites {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.#follower);
+    this.#follower = undefined;
+    await this.#following;
     await this.#sealing?.catch(() => undefined);
     await this.#updates?.close();
     this.#updates = undefined;
@@ -320,25 +334,6 @@ export class SentenceWrites {
     return this.#baseFit;
   }
 
-  #drift(): Drift | null {
-    const base = this.#baseFitValue;
-    const fits = (this.#updates?.segments ?? []).flatMap((x) => (x.fit ? [x.fit] : []));
-    if (base === undefined || fits.length === 0) return null;
-    const n = fits.reduce((a, f) => a + f.n, 0);
-    const added: SegmentFit = {
-      n,
-      error: fits.reduce((a, f) => a + f.error * f.n, 0) / n,
-      selfRecall: fits.reduce((a, f) => a + f.selfRecall * f.n, 0) / n,
-    };
-    const worseError = added.error > base.error * DRIFT_ERROR_RATIO && added.error - base.error > 1e-4;
-    const worseRecall = base.selfRecall - added.selfRecall > DRIFT_SELF_RECALL_DROP;
-    const retrain = worseError || worseRecall;
-    const reason = retrain
-      ? `the added sentences fit the trained quantizers worse than the build's own (error ${added.error.toFixed(4)} vs ${base.error.toFixed(4)}, self-recall ${added.selfRecall.toFixed(3)} vs ${base.selfRecall.toFixed(3)}): \`paramine index --rebuild\` would pay`
-      : `the added sentences fit the trained quantizers as well as the build's own (error ${added.error.toFixed(4)} vs ${base.error.toFixed(4)}, self-recall ${added.selfRecall.toFixed(3)} vs ${base.selfRecall.toFixed(3)})`;
-    return { base, added, retrain, reason };
-  }
-
   #isLive(id: number): boolean {
     return id >= 0 && id < this.#open().nextId && this.store.get(id) !== undefined;
   }
@@ -356,6 +351,22 @@ export class SentenceWrites {
       this.store.setOverlay(this.#updates);
     }
     return this.#updates;
+  }
+
+  /** Another process's writes since the last look, taken in (not while this one seals: it reads sealedTo). */
+  async #follow(): Promise<void> {
+    if (this.#sealing !== undefined || this.#follower === undefined) return;
+    if (this.#updates === undefined && !existsSync(join(this.dir, UPDATES_DIR, 'data.mdb'))) return;
+    const u = this.#open();
+    const { seq, nextId } = u;
+    if (seq === this.#followed.seq) return;
+    try {
+      u.reloadTombstones();
+      await loadWrites(u, this.live, this.#followed.nextId);
+      this.#followed = { seq, nextId };
+    } catch (e) {
+      this.#onSealError(e);
+    }
   }
 
   async #load(): Promise<void> {

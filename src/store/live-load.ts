@@ -10,9 +10,16 @@ import type { IndexUpdates } from './updates.js';
 /** Rows added to the growing segment per call. */
 const BATCH = 4096;
 
-export async function loadWrites(updates: IndexUpdates, live: LiveIndex): Promise<void> {
+/**
+ * Idempotent: segments the live index has are not opened again, sentences it holds not added again, so a
+ * serving process calls it again to take in what another process wrote (`from`: added ids below it were
+ * read before).
+ */
+export async function loadWrites(updates: IndexUpdates, live: LiveIndex, from = 0): Promise<void> {
   const dim = live.dim;
-  for (const info of updates.segments) await live.adopt(await openSegment(updates.dir, info, dim));
+  for (const info of updates.segments) {
+    if (info.first >= live.sealedTo) await live.adopt(await openSegment(updates.dir, info, dim));
+  }
   let ids: number[] = [];
   let rows: Float32Array[] = [];
   const flush = async () => {
@@ -24,7 +31,7 @@ export async function loadWrites(updates: IndexUpdates, live: LiveIndex): Promis
     ids = [];
     rows = [];
   };
-  for (const a of updates.addedRange(updates.sealedTo)) {
+  for (const a of updates.addedRange(Math.max(from, updates.sealedTo))) {
     ids.push(a.id);
     rows.push(a.vector);
     if (ids.length === BATCH) await flush();

@@ -219,6 +219,11 @@ export class IndexUpdates {
     return this.#tombstones;
   }
 
+  /** Takes in the tombstones another process wrote since this one opened (deletes are never undone). */
+  reloadTombstones(): void {
+    for (const id of this.#deleted.getKeys()) this.#tombstones.add(id);
+  }
+
   isDeleted(id: number): boolean {
     return this.#tombstones.has(id);
   }
