@@ -268,6 +268,34 @@ function batchOptions(o: ServeOptions) {
   };
 }
 
+/** The service with the flags' settings (its writes embedded through a queue when an extension says so). */
+async function openServed(
+  o: ServeOptions,
+  metrics: Metrics,
+  writeEmbedder: () => Promise<WriteEmbedder | undefined>,
+  onSealError: (e: unknown) => void,
+) {
+  const remote = await writeEmbedder();
+  return openService({
+    index: o.index,
+    model: o.model,
+    reranker: o.reranker,
+    ...batchOptions(o),
+    mmap: o.mmap,
+    verify: o.verify,
+    spinning: o.ortSpin,
+    hooks: metrics.hooks,
+    rerankWorkers: o.rerankWorkers,
+    writeThreads: o.writeThreads,
+    writeEmbedder: remote,
+    // `paramine add` / `delete` beside the service: taken in within a second.
+    seal: { sealAt: o.sealAt, follow: true, onSealError },
+  }).catch(async (e) => {
+    await remote?.close();
+    throw e;
+  });
+}
+
 /** Opens the service, builds the app, resumes unfinished jobs and listens until SIGTERM / SIGINT. */
 async function serve(
   o: ServeOptions,
@@ -282,31 +310,11 @@ async function serve(
   });
   const metrics = new Metrics();
   setModelThreadNice(o.modelNice);
-  const remote = await writeEmbedder();
-  const service = await openService({
-    index: o.index,
-    model: o.model,
-    reranker: o.reranker,
-    ...batchOptions(o),
-    mmap: o.mmap,
-    verify: o.verify,
-    spinning: o.ortSpin,
-    hooks: metrics.hooks,
-    rerankWorkers: o.rerankWorkers,
-    writeThreads: o.writeThreads,
-    writeEmbedder: remote,
-    seal: {
-      sealAt: o.sealAt,
-      // `paramine add` / `delete` beside the service: taken in within a second.
-      follow: true,
-      onSealError: (e) => log?.error({ err: e }, 'sealing or taking in added sentences failed'),
-    },
-  }).catch(async (e) => {
-    await remote?.close();
-    throw e;
-  });
-  let shuttingDown = false;
   let log: FastifyBaseLogger | undefined;
+  const service = await openServed(o, metrics, writeEmbedder, (e) =>
+    log?.error({ err: e }, 'sealing or taking in added sentences failed'),
+  );
+  let shuttingDown = false;
   const jobs = service.openJobs({
     dir: o.jobsDir ?? join(o.index, 'jobs'),
     dataDir: o.dataDir,

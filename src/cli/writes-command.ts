@@ -166,7 +166,9 @@ async function remove(o: z.output<typeof deleteSchema>, log: (line: string) => v
 export function register(program: Command): void {
   const log = (line: string) => process.stdout.write(`${line}\n`);
   const addCommand: Command = addFlags(
-    program.command('add').description('add sentences to a built index (a service serving it takes them in within a second)'),
+    program
+      .command('add')
+      .description('add sentences to a built index (a service serving it takes them in within a second)'),
     addSchema,
   ).action(async () => add(parseInput(addSchema, flagValues(addCommand, addSchema), 'options'), log));
   const deleteCommand: Command = addFlags(

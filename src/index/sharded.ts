@@ -322,7 +322,6 @@ export async function writeIndexManifest(
     metric: Metric;
     nlist: number | null;
     shards: ReadonlyArray<{ file: string; count: number }>;
-    /** Ids in no shard (deleted sentences a rebuild applied for good). */
     removed?: number;
   },
   options: WriteOptions,
@@ -330,8 +329,7 @@ export async function writeIndexManifest(
   if (!options.overwrite && (await pathExists(join(dir, MANIFEST_FILE)))) {
     throw new ParamineError('CONFLICT', `${dir} already holds an index (pass overwrite to replace it)`);
   }
-  const removed = info.removed ?? 0;
-  const ntotal = info.shards.reduce((s, x) => s + x.count, 0) + removed;
+  const ntotal = info.shards.reduce((s, x) => s + x.count, 0) + (info.removed ?? 0);
   if (options.vectors) await checkVectors(dir, options.vectors, ntotal, info.dim);
   const refine = info.factory.includes(',R');
   const s = options.search ?? {};
@@ -348,7 +346,7 @@ export async function writeIndexManifest(
     factory: info.factory,
     model: { id: options.model.id, sha256: options.model.sha256.toLowerCase() },
     ntotal,
-    ...(removed > 0 ? { removed } : {}),
+    ...(info.removed ? { removed: info.removed } : {}),
     shards: await Promise.all(
       info.shards.map(async (x) => ({
         file: x.file,

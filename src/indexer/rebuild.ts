@@ -41,6 +41,7 @@ import {
   writeOneShard,
 } from '../index/index.js';
 import {
+  deletedIds,
   groupTableIdentity,
   IndexUpdates,
   type NewSentence,
@@ -150,7 +151,7 @@ async function finishCutShort(
   }
   const folded = await fold(dir, manifest.ntotal);
   const regrouped = await regroup(dir);
-  const deleted = new Set([...IndexUpdates.deletedIds(dir)].filter((id) => id < manifest.ntotal));
+  const deleted = new Set([...deletedIds(dir)].filter((id) => id < manifest.ntotal));
   return {
     ...folded,
     regrouped,

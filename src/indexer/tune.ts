@@ -20,7 +20,7 @@ import {
 } from '../index/index.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
-import { IndexUpdates, loadWrites, UPDATES_DIR } from '../store/index.js';
+import { deletedIds, IndexUpdates, loadWrites, UPDATES_DIR } from '../store/index.js';
 import { parseInput } from '../validate.js';
 
 /** The options of `paramine tune`, declared once with their flags (src/config.ts). */
@@ -124,7 +124,7 @@ export async function runTune(input: TuneCommandOptions, log: (line: string) => 
     latencyQueries: o.latencyQueries,
     seed: o.seed,
     // Deleted sentences are neither queries nor neighbours (a rebuild zeroed the rows it removed).
-    skipIds: IndexUpdates.deletedIds(o.index),
+    skipIds: deletedIds(o.index),
     view: liveView(o.index, log),
     sweep: o.full ? 'full' : 'target',
     onProgress: (p) => {

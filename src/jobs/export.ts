@@ -11,7 +11,7 @@ import { createReadStream, mkdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
-import { ContextReader, groupValuesOf, IndexUpdates, type SentenceContext } from '../store/index.js';
+import { ContextReader, deletedIds, groupValuesOf, type SentenceContext } from '../store/index.js';
 import { type ExportContext, type ExportRow, SplitSink } from './export-sink.js';
 import { assignSplits, type PairFacts, type SplitPlan } from './splits.js';
 import { JobStore, type MinedPair, type PairSide } from './store.js';
@@ -248,8 +248,8 @@ export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
     o.excludeGroupsOf === undefined
       ? undefined
       : await excludedValues(o.excludeGroupsOf, excludeKey as string);
-  const deletedIds = o.index === undefined ? new Set<number>() : IndexUpdates.deletedIds(o.index);
-  const isDeleted = (s: PairLine['a']) => s.id !== null && deletedIds.has(s.id);
+  const deleted = o.index === undefined ? new Set<number>() : deletedIds(o.index);
+  const isDeleted = (s: PairLine['a']) => s.id !== null && deleted.has(s.id);
   // Pass 1: which pairs stay, their groups and times.
   /** Per pair read: its index into facts, or -1 when excluded (-2: a side deleted). */
   const factOf: number[] = [];

@@ -4,10 +4,10 @@
  */
 import { ParamineError } from '../errors.js';
 import { readManifest } from '../index/index.js';
+import { deletedIds } from './deleted.js';
 import type { GroupTables } from './groups.js';
 import { type IndexSentences, openIndexSentences } from './open.js';
 import type { SentenceRecord, SentenceStore } from './store.js';
-import { IndexUpdates } from './updates.js';
 
 /** Most sentences of context on each side a request or an export may ask for. */
 export const MAX_CONTEXT = 50;
@@ -70,7 +70,7 @@ export class ContextReader {
   static async open(indexDir: string): Promise<ContextReader> {
     const parts = openIndexSentences(indexDir, await readManifest(indexDir));
     // Sentences deleted since the build are no one's context (as in the service, which reads its updates).
-    const deleted = IndexUpdates.deletedIds(indexDir);
+    const deleted = deletedIds(indexDir);
     if (deleted.size > 0) parts.store.setOverlay({ lookup: (id) => (deleted.has(id) ? null : undefined) });
     return new ContextReader(parts);
   }

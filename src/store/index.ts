@@ -5,6 +5,7 @@ export {
   type SentenceContext,
   sentenceContext,
 } from './context.js';
+export { deletedIds } from './deleted.js';
 export {
   GROUPS_DIR,
   type GroupKeySpec,

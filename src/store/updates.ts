@@ -7,7 +7,7 @@
  * leaves nothing of itself. Added ids continue the index's own (base count, base count + 1, …), so every
  * reader (the store, the search, exports) sees one id space.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
@@ -104,25 +104,6 @@ export class IndexUpdates {
           cause: e,
         },
       );
-    }
-  }
-
-  /**
-   * The ids deleted from the index in `indexDir` (empty when nothing was ever written to it), read without
-   * taking part in writes: a serving process may hold the updates open meanwhile (LMDB allows both).
-   */
-  static deletedIds(indexDir: string): Set<number> {
-    const dir = join(indexDir, UPDATES_DIR);
-    if (!existsSync(join(dir, 'data.mdb'))) return new Set();
-    const root = open({ path: dir, readOnly: true, maxDbs: 8 });
-    try {
-      const deleted = root.openDB<{ s: number; at: number }, number>({
-        name: 'deleted',
-        encoding: 'msgpack',
-      });
-      return new Set([...deleted.getKeys()]);
-    } finally {
-      void root.close();
     }
   }
 
