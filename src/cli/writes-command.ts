@@ -1,8 +1,8 @@
 /**
  * `paramine add --index DIR --input FILE` and `paramine delete --index DIR --ids …`: the writes of
- * POST /v1/sentences and DELETE /v1/sentences/{id} from files, on an index that is not being served (a
- * serving process sees them after its next start). Same normalization, dedup, embedding and durable
- * transactions as the service (src/service/writes.ts).
+ * POST /v1/sentences and DELETE /v1/sentences/{id} from files (a process serving the index takes them in
+ * within a second). Same normalization, dedup, embedding and durable transactions as the service
+ * (src/service/writes.ts).
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
