@@ -24,6 +24,7 @@ const schema = z.object({
   day: z.coerce.number().gt(0).lt(1),
   k: z.coerce.number().int().min(1).max(100),
   minCosine: z.coerce.number().min(-1).max(1),
+  factory: z.string().min(1),
 });
 type Options = z.output<typeof schema>;
 
@@ -37,7 +38,13 @@ async function run(o: Options, log: Log) {
     writeFileSync(input, `${sentences.slice(0, o.n).join('\n')}\n`);
     log(`building an index over ${o.n} sentences`);
     const b0 = performance.now();
-    await buildIndex({ inputs: [input], out: join(dir, 'index'), model: 'all-minilm-l6-v2', quiet: true });
+    await buildIndex({
+      inputs: [input],
+      out: join(dir, 'index'),
+      model: 'all-minilm-l6-v2',
+      factory: o.factory,
+      quiet: true,
+    });
     const buildSeconds = (performance.now() - b0) / 1000;
     const service = await openService({ index: join(dir, 'index'), reranker: false });
     let result: Omit<Result, 'rebuild'>;
@@ -133,7 +140,8 @@ export const sinceBench = defineBenchmark({
       .option('--n <n>', 'sentences in the index before the day', '20000')
       .option('--day <share>', "the day's new sentences as a share of n", '0.01')
       .option('--k <n>', 'neighbours per sentence', '10')
-      .option('--min-cosine <x>', 'pairs below this cosine are dropped', '0.7'),
+      .option('--min-cosine <x>', 'pairs below this cosine are dropped', '0.7')
+      .option('--factory <str>', "the build's FAISS factory (auto: the planner's choice)", 'auto'),
   schema,
   run: async (o, log) => {
     const r = await run(o, log);
