@@ -37,8 +37,7 @@ export async function carryDomains(
   manifest: Manifest,
   deleted: ReadonlySet<number>,
 ): Promise<string[]> {
-  const from = rebuiltFrom(manifest);
-  const entries = Object.values(await readDomains(indexDir)).filter((e) => e.index === from);
+  const entries = await entriesToCarry(indexDir, manifest);
   if (entries.length === 0) return [];
   const store = SentenceStore.open(join(indexDir, STORE_DIR), { readOnly: true });
   const vectors = await VectorFile.open(indexDir);
@@ -132,8 +131,14 @@ async function extendColumns(
 
 /** Whether a rebuilt index still has domains scored on the index it was rebuilt from (not carried yet). */
 export async function domainsToCarry(indexDir: string, manifest: Manifest): Promise<boolean> {
+  return (await entriesToCarry(indexDir, manifest)).length > 0;
+}
+
+/** The domains scored on the index `manifest` was rebuilt from (none when it is not a rebuilt one). */
+async function entriesToCarry(indexDir: string, manifest: Manifest): Promise<DomainEntry[]> {
   const from = rebuiltFrom(manifest);
-  return from !== undefined && Object.values(await readDomains(indexDir)).some((e) => e.index === from);
+  if (from === undefined) return [];
+  return Object.values(await readDomains(indexDir)).filter((e) => e.index === from);
 }
 
 /** The identity of the index a rebuild started from (its manifest's `build.rebuild` record), if any. */

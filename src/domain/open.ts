@@ -49,9 +49,10 @@ export class OpenDomain {
     if (id < this.entry.count) return { sigma: this.sigma.get(id), weight: this.weight.get(id) };
     const known = this.#added.get(id);
     if (known !== undefined) return known;
-    const row = this.#loaded === undefined ? undefined : this.#addedRow?.(id);
-    if (row === undefined || this.#loaded === undefined) return { sigma: Number.NaN, weight: Number.NaN };
-    const scored = this.#loaded.score([row.text], row.vector);
+    const scorer = this.#loaded;
+    const row = scorer === undefined ? undefined : this.#addedRow?.(id);
+    if (scorer === undefined || row === undefined) return { sigma: Number.NaN, weight: Number.NaN };
+    const scored = scorer.score([row.text], row.vector);
     const out = { sigma: scored.sigma[0] as number, weight: scored.weight[0] as number };
     this.#added.set(id, out);
     return out;

@@ -202,6 +202,9 @@ export class IndexUpdates {
 
   /** Takes in the tombstones another process wrote since this one opened (deletes are never undone). */
   reloadTombstones(): void {
+    // Every tombstone is in both, so equal counts mean nothing new (a serving process asks every second).
+    const stored = (this.#deleted.getStats() as { entryCount: number }).entryCount;
+    if (stored === this.#tombstones.size) return;
     for (const id of this.#deleted.getKeys()) this.#tombstones.add(id);
   }
 
