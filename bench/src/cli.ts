@@ -36,6 +36,7 @@ const experiments: Registrars = {
   'docs-planted': lazy(async () => (await import('./docs-planted.js')).docsPlanted),
   writes: lazy(async () => (await import('./writes-bench.js')).writesBench),
   since: lazy(async () => (await import('./since-bench.js')).sinceBench),
+  compact: lazy(async () => (await import('./compact-bench.js')).compactBench),
   split: lazy(async () => (await import('./split-bench.js')).splitBench),
 };
 

@@ -2,9 +2,10 @@
 import type { Command } from 'commander';
 import { addFlags, flagValues } from '../config.js';
 import { carryDomains, domainsToCarry } from '../domain/index.js';
+import { ParamineError } from '../errors.js';
 import { buildIndex } from '../indexer/build.js';
 import { type BuildOptionsInput, buildOptionsSchema } from '../indexer/options.js';
-import { rebuildIndex } from '../indexer/rebuild.js';
+import { type RebuildOptions, rebuildIndex } from '../indexer/rebuild.js';
 import { formatDuration } from '../progress.js';
 
 export function register(program: Command): void {
@@ -20,25 +21,30 @@ export function indexCommand(program: Command): Command {
       .option(
         '--rebuild <dir>',
         'retrain the index in DIR from its kept and added vectors (no re-embedding), folding in the sentences added since its build',
+      )
+      .option(
+        '--compact <dir>',
+        'fold the sentences added to the index in DIR into its shards and drop the deleted ones, keeping its trained quantizers (no retraining; honours --shard-memory)',
       ),
     buildOptionsSchema,
     // Not mandatory for commander: --rebuild needs none of them; the build's own schema asks for them.
     true,
   ).action(() => {
     const dir = rebuildDir(cmd);
-    return dir === undefined ? runIndex(indexFlags(cmd)) : runRebuild(dir);
+    return dir === undefined ? runIndex(indexFlags(cmd)) : runRebuild(dir, rebuildOptions(cmd));
   });
   return cmd;
 }
 
-/** `paramine index --rebuild DIR` (front ends that replace the action call it first). */
-export async function runRebuild(dir: string): Promise<void> {
+/** `paramine index --rebuild|--compact DIR` (front ends that replace the action call it first). */
+export async function runRebuild(dir: string, options: RebuildOptions = {}): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   // The domains follow the rebuilt index (their columns extended to the added sentences).
-  const r = await rebuildIndex(dir, log, { pending: domainsToCarry, run: carryDomains });
+  const r = await rebuildIndex(dir, log, { pending: domainsToCarry, run: carryDomains }, options);
+  const done = r.retrained ? 'rebuilt' : 'compacted (trained quantizers kept)';
   process.stdout.write(
     [
-      `index ${dir} rebuilt${r.resumed ? ' (finished a rebuild cut short)' : ''}: ${r.ntotal} sentences, ${r.folded} of them ` +
+      `index ${dir} ${done}${r.resumed ? ' (finished a run cut short)' : ''}: ${r.ntotal} sentences, ${r.folded} of them ` +
         `folded in from the writes, ${r.deleted} deleted (removed for good), factory ${r.factory}`,
       ...(r.carried.length > 0 ? [`  domains carried over: ${r.carried.join(', ')}`] : []),
       ...(r.regrouped.length > 0 ? [`  group tables built again: ${r.regrouped.join(', ')}`] : []),
@@ -46,14 +52,30 @@ export async function runRebuild(dir: string): Promise<void> {
         (r.tuned
           ? `; search defaults nprobe ${r.tuned.nprobe}, kFactor ${r.tuned.kFactor}: recall@10 ${r.tuned.recall} (tuned)`
           : ''),
-      '  restart a service serving it to see the rebuild',
+      ...(r.retrained ? [] : ['  search defaults kept: paramine tune re-measures them']),
+      '  restart a service serving it to see the result',
       '',
     ].join('\n'),
   );
 }
 
-/** The directory of `--rebuild DIR`, if given. */
-export const rebuildDir = (cmd: Command): string | undefined => cmd.opts().rebuild as string | undefined;
+/** The directory of `--rebuild DIR` or `--compact DIR`, if given (both: refused). */
+export function rebuildDir(cmd: Command): string | undefined {
+  const { rebuild, compact } = cmd.opts() as { rebuild?: string; compact?: string };
+  if (rebuild !== undefined && compact !== undefined) {
+    throw new ParamineError('BAD_INPUT', 'give --rebuild or --compact, not both', { field: 'compact' });
+  }
+  return rebuild ?? compact;
+}
+
+/** Retrain (--rebuild) or keep the quantizers (--compact), with the build's shard working-set cap. */
+export function rebuildOptions(cmd: Command): RebuildOptions {
+  const opts = cmd.opts() as { compact?: string; shardMemory?: unknown };
+  return {
+    retrain: opts.compact === undefined,
+    shardMemory: buildOptionsSchema.shape.shardMemory.parse(opts.shardMemory),
+  };
+}
 
 /** The build options the flags of `cmd` give (validated by the build). */
 export const indexFlags = (cmd: Command): Record<string, unknown> => flagValues(cmd, buildOptionsSchema);

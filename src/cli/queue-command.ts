@@ -12,7 +12,14 @@ import {
   type WorkerOptionsInput,
   workerOptionsSchema,
 } from '../queue/options.js';
-import { indexCommand, indexFlags, rebuildDir, runIndex, runRebuild } from './index-command.js';
+import {
+  indexCommand,
+  indexFlags,
+  rebuildDir,
+  rebuildOptions,
+  runIndex,
+  runRebuild,
+} from './index-command.js';
 
 const _int = (v: string) => Number.parseInt(v, 10);
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -28,7 +35,7 @@ export function registerIndex(program: Command): void {
   // Lenient: --queue and --work are needed only for the distributed build (the coordinator checks them).
   addFlags(cmd, queueOptionsSchema, true).action(async () => {
     const rebuild = rebuildDir(cmd);
-    if (rebuild !== undefined) return runRebuild(rebuild);
+    if (rebuild !== undefined) return runRebuild(rebuild, rebuildOptions(cmd));
     const build = indexFlags(cmd);
     const q = flagValues(cmd, queueOptionsSchema);
     if (q.queue === undefined) return runIndex(build);

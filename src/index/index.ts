@@ -56,9 +56,11 @@ export {
   shardFileName,
   type Tuning,
   VECTORS_FILE,
+  writeManifest,
 } from './manifest.js';
 export {
   closeSegment,
+  compactedFit,
   type OpenSegment,
   openSegment,
   quantizationFit,

@@ -13,6 +13,7 @@ import { ParamineError } from '../errors.js';
 import { type FaissIndex, HalfVectors, type Metric, readIndex, type SearchResult } from '../native/index.js';
 import { type FileDigest, fileDigest, verifyChecksums } from './checksums.js';
 import { toHalf } from './half.js';
+import type { Manifest } from './manifest.js';
 
 /** A sealed segment as the updates record it. */
 export interface SegmentInfo {
@@ -70,6 +71,12 @@ export async function quantizationFit(
   } finally {
     await probe.close();
   }
+}
+
+/** The drift a compaction recorded in the manifest (folded sentences the quantizers were not trained on). */
+export function compactedFit(manifest: Manifest): SegmentFit | undefined {
+  const rebuild = manifest.build.rebuild as { retrained?: boolean; fit?: SegmentFit } | undefined;
+  return rebuild?.retrained === false ? rebuild.fit : undefined;
 }
 
 /** A sealed segment opened for search. */

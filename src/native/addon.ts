@@ -36,6 +36,7 @@ export interface NativeIndex {
   write(path: string): Promise<void>;
   cloneEmpty(): Promise<NativeIndex>;
   merge(other: NativeIndex): Promise<void>;
+  removeIds(ids: BigInt64Array): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -204,6 +204,14 @@ export class FaissIndex {
     return wrap(() => this.#native.merge(other.#native));
   }
 
+  /**
+   * Drops the vectors with these ids (those it does not hold are ignored); resolves to how many it dropped.
+   * FAISS scans every inverted list once. Fast-scan and HNSW indexes cannot drop vectors (FAISS_ERROR).
+   */
+  removeIds(ids: BigInt64Array): Promise<number> {
+    return wrap(() => this.#native.removeIds(ids));
+  }
+
   /** Frees the index once accepted operations finish; later calls reject with INDEX_CLOSED. */
   close(): Promise<void> {
     return wrap(() => this.#native.close());

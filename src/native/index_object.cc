@@ -82,6 +82,7 @@ Napi::Function IndexObject::Define(Napi::Env env) {
           InstanceMethod<&IndexObject::Write>("write"),
           InstanceMethod<&IndexObject::CloneEmpty>("cloneEmpty"),
           InstanceMethod<&IndexObject::Merge>("merge"),
+          InstanceMethod<&IndexObject::RemoveIds>("removeIds"),
           InstanceMethod<&IndexObject::Close>("close"),
           InstanceMethod<&IndexObject::TrainInputStages>("trainInputStages"),
           InstanceMethod<&IndexObject::ApplyPreTransform>("applyPreTransform"),
@@ -268,6 +269,19 @@ Napi::Value IndexObject::Merge(const Napi::CallbackInfo& info) {
     if (other == st_) throw BadInput("merge: cannot merge an index into itself");
     if (other->closing) throw ArgError{"INDEX_CLOSED", "merge: the other index is closed"};
     return QueueMerge(env, st_, other);
+  });
+}
+
+Napi::Value IndexObject::RemoveIds(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return Guarded(env, *st_, [&]() -> Napi::Value {
+    if (!IsBigInt64(info[0])) throw BadInput("removeIds: ids must be a BigInt64Array");
+    auto arr = info[0].As<Napi::BigInt64Array>();
+    BorrowedIds ids;
+    ids.ref = Napi::Persistent(info[0]);
+    ids.data = arr.Data();
+    ids.length = arr.ElementLength();
+    return QueueRemove(env, st_, std::move(ids));
   });
 }
 

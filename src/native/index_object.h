@@ -25,6 +25,7 @@ class IndexObject : public Napi::ObjectWrap<IndexObject> {
   Napi::Value Write(const Napi::CallbackInfo& info);
   Napi::Value CloneEmpty(const Napi::CallbackInfo& info);
   Napi::Value Merge(const Napi::CallbackInfo& info);
+  Napi::Value RemoveIds(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
   Napi::Value TrainInputStages(const Napi::CallbackInfo& info);
   Napi::Value ApplyPreTransform(const Napi::CallbackInfo& info);

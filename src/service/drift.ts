@@ -16,9 +16,17 @@ export interface Drift {
   reason: string;
 }
 
-/** The sealed segments' fit (weighted by their sizes) beside the build's; null before both are known. */
-export function driftOf(base: SegmentFit | undefined, segments: readonly SegmentInfo[]): Drift | null {
+/**
+ * The sealed segments' fit (weighted by their sizes) beside the build's; null before both are known.
+ * `folded`: the fit of sentences a compaction folded into the shards without retraining (still drift).
+ */
+export function driftOf(
+  base: SegmentFit | undefined,
+  segments: readonly SegmentInfo[],
+  folded?: SegmentFit,
+): Drift | null {
   const fits = segments.flatMap((x) => (x.fit ? [x.fit] : []));
+  if (folded !== undefined) fits.push(folded);
   if (base === undefined || fits.length === 0) return null;
   const n = fits.reduce((a, f) => a + f.n, 0);
   const added: SegmentFit = {

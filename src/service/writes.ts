@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
 import {
+  compactedFit,
   gatherRows,
   type LiveIndex,
   openSegment,
@@ -135,7 +136,11 @@ export class SentenceWrites {
       seq: u?.seq ?? 0,
       growing: this.live.segmentSize,
       sealed: { segments: segments.length, sentences: segments.reduce((a, x) => a + x.count, 0) },
-      drift: driftOf(this.#baseFitValue, this.#updates?.segments ?? []),
+      drift: driftOf(
+        this.#baseFitValue,
+        this.#updates?.segments ?? [],
+        compactedFit(this.live.base.manifest),
+      ),
     };
   }
 
@@ -376,6 +381,8 @@ export class SentenceWrites {
     for (const f of readdirSync(u.dir))
       if (/^seg-/.test(f) && !recorded.has(f)) rmSync(join(u.dir, f), { force: true });
     await loadWrites(u, this.live);
-    if (u.segments.length > 0) await this.#measureBaseFit();
+    // Sealed segments, or sentences a compaction folded in untrained: drift to report.
+    const folded = compactedFit(this.live.base.manifest) !== undefined;
+    if (u.segments.length > 0 || folded) await this.#measureBaseFit();
   }
 }

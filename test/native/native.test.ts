@@ -182,6 +182,57 @@ t.test('fast-scan IVF: nprobe per call through the probe gate; merge refused cle
   await Promise.all([index.close(), other.close()]);
 });
 
+t.test(
+  'removeIds equals an index never given those vectors; kinds that cannot are refused cleanly',
+  async (t) => {
+    const { corpus: c, queries: q } = clusteredDataset(6_000, 30, dim, { seed: 19, clusters: 8 });
+    const ids = denseIds(6_000);
+    // Every third id of the first thousand, and ids the index never held (ignored).
+    const gone = BigInt64Array.from([...Array.from({ length: 334 }, (_, i) => BigInt(i * 3)), 99_999n]);
+    const keep = (i: number) => i >= 1000 || i % 3 !== 0;
+    const keptRows = Array.from({ length: 6_000 }, (_, i) => i).filter(keep);
+    const kept = new Float32Array(keptRows.length * dim);
+    for (const [j, r] of keptRows.entries()) kept.set(c.subarray(r * dim, (r + 1) * dim), j * dim);
+    for (const factory of ['Flat', 'IVF32,Flat', 'IVF32,PQ8np', 'IVF32_HNSW8,PQ8np', 'PCA16,IVF32,PQ8np']) {
+      const template = createIndex(factory, dim, 'ip');
+      await template.train(c);
+      const [full, never] = await Promise.all([template.cloneEmpty(), template.cloneEmpty()]);
+      await full.add(c, ids);
+      await never.add(
+        kept,
+        BigInt64Array.from(keptRows, (r) => BigInt(r)),
+      );
+      t.equal(await full.removeIds(gone), 334, `${factory}: removed the 334 it held`);
+      t.equal(full.ntotal, never.ntotal);
+      const [rf, rn] = await Promise.all([
+        full.search(q, 10, { nprobe: 8 }),
+        never.search(q, 10, { nprobe: 8 }),
+      ]);
+      t.same(Array.from(rf.ids), Array.from(rn.ids), `${factory}: the same neighbours`);
+      t.equal(await full.removeIds(gone), 0, `${factory}: removing again removes nothing`);
+      await Promise.all([template, full, never].map((x) => x.close()));
+    }
+    // FAISS would throw inside an OpenMP loop for fast-scan lists (terminating the process): refused first.
+    for (const factory of ['IVF32,PQ8x4fs', 'HNSW8', 'IVF32,PQ8np,RFlat']) {
+      const index = createIndex(factory, dim, 'ip');
+      await index.train(c);
+      await index.add(c, ids);
+      await t.rejects(index.removeIds(gone), { code: 'BAD_INPUT', message: /cannot drop vectors/ }, factory);
+      t.equal(index.ntotal, 6_000, `${factory}: untouched`);
+      await index.close();
+    }
+    const mapped = join(dir, 'remove.faiss');
+    const ivf = createIndex('IVF32,PQ8np', dim, 'ip');
+    await ivf.train(c);
+    await ivf.add(c, ids);
+    await ivf.write(mapped);
+    await ivf.close();
+    const ro = await readIndex(mapped, { mmap: true });
+    await t.rejects(ro.removeIds(gone), { code: 'INDEX_READ_ONLY' }, 'a memory-mapped index is read-only');
+    await ro.close();
+  },
+);
+
 t.test('thread count is adjustable', async (t) => {
   const before = getNumThreads();
   t.equal(before.blas, 1, 'one BLAS thread by default');

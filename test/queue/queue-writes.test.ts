@@ -47,6 +47,11 @@ t.test('POST /v1/sentences embedded by paramine workers through the queue', asyn
 
   const worker = startWorker(t, redis.url, ['--stages', 'add']);
   await worker.waitFor(/stages add/);
+  // The worker loads the model with its first job: warm it without the service's 3 s limit (a loaded
+  // machine may take longer than that to open the model).
+  const warm = await QueueEmbedder.open(redis.url, model, dim, 120_000);
+  await warm.encode(['Warming up.']);
+  await warm.close();
   const [added] = await service.writes.add([{ text: NEW }, { text: 'A late headline about the harbour.' }]);
   t.equal(added?.status, 'added');
   await worker.waitFor(/add \S+ done/);

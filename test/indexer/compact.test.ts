@@ -1,0 +1,153 @@
+/**
+ * `paramine index --compact` (issue #30), real processes and files: a served IVF-PQ index (all-MiniLM-L6-v2,
+ * re-scored from vectors.f16) takes 400 sentences (300 sealed, 100 growing) and two deletes, one built and
+ * one added; the CLI then folds them into the shards keeping the trained quantizers: no training, the same
+ * search defaults and operating points, the same neighbours as the live index had, deletes applied for
+ * good, drift carried into the manifest. A second compaction under a small --shard-memory starts a new
+ * shard instead of growing the last one.
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { readManifest, VectorFile } from '../../src/index/index.js';
+import { searchOptionsSchema } from '../../src/search/types.js';
+import { openService, type Service } from '../../src/service/index.js';
+import { syntheticSentence } from '../helpers/corpus.js';
+import { startTestService } from '../helpers/service.js';
+
+const s = await startTestService(
+  800,
+  false,
+  { seal: { sealAt: 300 }, writeThreads: 1 },
+  { factory: 'IVF16,PQ16np', refine: 'vectors' },
+);
+t.teardown(() => s.close());
+
+const NEW = 'The committee postponed the vote on the new city budget until next week.';
+const QUERY = 'The vote on the city budget was delayed by the committee to next week.';
+
+function cli(...args: string[]): string {
+  const r = spawnSync(process.execPath, [...process.execArgv, 'src/cli.ts', ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`paramine ${args.join(' ')}: ${r.status}\n${r.stderr}`);
+  return r.stdout;
+}
+
+async function top(service: Service, text: string, k = 10): Promise<number[]> {
+  const r = await service.core.search([text], searchOptionsSchema.parse({ k, rerank: false }));
+  return (r.results[0]?.candidates ?? []).map((c) => c.id);
+}
+
+/** The built sentences' count (the demo lines less duplicates): the first added id. */
+const base = s.service.store.count;
+const probes = Array.from({ length: 40 }, (_, i) => syntheticSentence(5000 + i * 13));
+
+/** The probes' top 10, one search at a time (the service sheds a burst that would wait too long). */
+async function topAll(service: Service): Promise<number[][]> {
+  const out: number[][] = [];
+  for (const p of probes) out.push(await top(service, p));
+  return out;
+}
+
+t.test('compaction keeps the quantizers, the neighbours and the ids; deletes go for good', async (t) => {
+  const texts = Array.from({ length: 400 }, (_, i) => syntheticSentence(2000 + i));
+  texts[50] = NEW;
+  const add = async (from: number, to: number) => {
+    // A write embeds in the service's encoder queue, which sheds what would wait too long: 50 at a time.
+    for (let i = from; i < to; i += 50)
+      await s.service.writes.add(texts.slice(i, i + 50).map((text) => ({ text })));
+  };
+  await add(0, 300);
+  await s.service.writes.seal();
+  await add(300, 400);
+  const builtGone = (await top(s.service, syntheticSentence(3)))[0] as number;
+  await s.service.writes.delete([builtGone, base + 10]);
+  const before = await topAll(s.service);
+  const info = s.service.writes.stats;
+  t.match(info, { added: 400, growing: 100, sealed: { sentences: 300 } });
+  const old = await readManifest(s.index);
+  await s.service.close();
+
+  const out = cli('index', '--compact', s.index);
+  t.match(
+    out,
+    new RegExp(
+      `compacted \\(trained quantizers kept\\): ${base + 400} sentences, 400 of them folded in from the writes, 2 deleted`,
+    ),
+  );
+  const m = await readManifest(s.index);
+  t.match(m, { ntotal: base + 400, removed: 2, shards: [{ file: 'shard-000.faiss', count: base + 398 }] });
+  t.equal(m.shards.length, 1, 'grown in place under the default --shard-memory');
+  t.same(m.search, old.search, 'search defaults kept');
+  t.same(m.operatingPoints, old.operatingPoints, 'operating points kept');
+  t.match(m.build.rebuild, { retrained: false, trainMs: 0, added: 400, deleted: 2 });
+  t.match((m.build.rebuild as { fit?: unknown }).fit, { n: 300 }, "the sealed segment's drift carried");
+  t.notOk(
+    readdirSync(join(s.index, 'updates')).some((f) => f.startsWith('seg-')),
+    'segments folded in, their files gone',
+  );
+
+  const service = await openService({ index: s.index, reranker: false });
+  t.teardown(() => service.close());
+  t.equal(service.store.count, base + 400, 'the store holds the added sentences');
+  t.match(service.writes.stats, { added: 0, growing: 0, sealed: { segments: 0 } });
+  t.ok(service.writes.stats.drift !== null, 'drift still reported after the fold');
+  const after = await topAll(service);
+  let same = 0;
+  for (const [i, ids] of after.entries()) same += ids.filter((id) => before[i]?.includes(id)).length;
+  // Not all: the 100 growing sentences were searched exactly before and through PQ + re-scoring now.
+  t.ok(
+    same / (probes.length * 10) >= 0.95,
+    `same neighbours as the live index: ${same} of ${probes.length * 10}`,
+  );
+  t.equal((await top(service, NEW.replace('.', ' today.')))[0], base + 50, 'an added sentence, same id');
+  t.ok((await top(service, QUERY)).includes(base + 50), 'its paraphrase finds it');
+  for (const gone of [builtGone, base + 10]) {
+    t.notOk(
+      after.some((ids) => ids.includes(gone)),
+      `deleted ${gone}: in no result`,
+    );
+    t.same([...service.store.range(gone, gone + 1)], [{ id: gone, record: { text: '' } }], 'text erased');
+  }
+  const vectors = await VectorFile.open(s.index);
+  t.same([...((await vectors?.readIds([base + 10])) ?? [])], new Array(384).fill(0), 'its vector is zeros');
+  await vectors?.close();
+});
+
+t.test('a compaction under a small --shard-memory starts a new shard', async (t) => {
+  let service = await openService({ index: s.index, reranker: false });
+  const extra = Array.from({ length: 50 }, (_, i) => syntheticSentence(4000 + i));
+  const added = await service.writes.add(extra.map((text) => ({ text })));
+  const first = (added[0] as { id: number }).id;
+  t.equal(first, base + 400, 'ids go on after the compaction');
+  await service.writes.delete([base + 20]);
+  await service.close();
+
+  cli('index', '--compact', s.index, '--shard-memory', '16KB');
+  const m = await readManifest(s.index);
+  t.match(m, {
+    ntotal: base + 450,
+    removed: 3,
+    shards: [
+      { file: 'shard-000.faiss', count: base + 397 },
+      { file: 'shard-001.faiss', count: 50 },
+    ],
+  });
+  t.match(
+    (m.build.rebuild as { fit?: { n: number } }).fit,
+    { n: 300 },
+    'drift of the first fold still carried',
+  );
+  service = await openService({ index: s.index, reranker: false });
+  t.teardown(() => service.close());
+  t.equal(
+    (await top(service, (extra[7] as string).replace('.', ' today.')))[0],
+    first + 7,
+    'new shard searched',
+  );
+  t.equal((await top(service, NEW.replace('.', ' today.')))[0], base + 50, 'the first shard too');
+  t.notOk(
+    (await top(service, syntheticSentence(2020), 50)).includes(base + 20),
+    'a sentence folded earlier, deleted',
+  );
+});
