@@ -3,8 +3,8 @@
  * exact segment (FAISS `IDMap,Flat`: searchable the moment they are added, exact at any setting), then in
  * sealed segments of the build's own kind (segment.ts), searched beside the shards at the same settings
  * and re-scored exactly; deleted ids are tombstones filtered out of every answer. A search asks the built
- * shards and the sealed segments for k plus as many more as there are tombstones (up to MAX_OVERFETCH),
- * drops the deleted, and merges by score.
+ * shards and the sealed segments for k plus as many more as there are tombstones a rebuild or compaction
+ * has not yet removed from the shards (up to MAX_OVERFETCH), drops the deleted, and merges by score.
  *
  * Each search takes the segments as they are when it starts (one synchronous read of `#view`); a seal
  * swaps in a new view at once, and an index it retires is closed by FAISS only after the searches still
@@ -146,7 +146,8 @@ export class LiveIndex {
 
   async search(queries: Float32Array, k: number, options: ShardSearchParams = {}): Promise<SearchResult> {
     const view = this.#view;
-    const dead = this.tombstones.size;
+    // Deletes a rebuild or compaction applied (`removed`) are in no shard: only the rest can take a slot.
+    const dead = Math.max(0, this.tombstones.size - (this.base.manifest.removed ?? 0));
     if (dead === 0 && view.growing === undefined && view.sealed.length === 0) {
       return this.base.search(queries, k, options);
     }

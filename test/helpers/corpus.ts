@@ -2,6 +2,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** A news sentence none of the test corpora hold, and a paraphrase of it to search with. */
+export const NEWS = 'The committee postponed the vote on the new city budget until next week.';
+export const NEWS_PARAPHRASE = 'The vote on the city budget was delayed by the committee to next week.';
+
 const DEMO = new URL('../../examples/demo-corpus.jsonl', import.meta.url);
 
 /** The first n lines of examples/demo-corpus.jsonl (WEB and KJV verse pairs), written to dir/name. */

@@ -6,14 +6,14 @@
  * good, drift carried into the manifest. A second compaction under a small --shard-memory starts a new
  * shard instead of growing the last one.
  */
-import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { readManifest, VectorFile } from '../../src/index/index.js';
+import { LiveIndex, readManifest, ShardedIndex, VectorFile } from '../../src/index/index.js';
 import { searchOptionsSchema } from '../../src/search/types.js';
 import { openService, type Service } from '../../src/service/index.js';
-import { syntheticSentence } from '../helpers/corpus.js';
+import { runCli as cli } from '../helpers/cli.js';
+import { NEWS as NEW, NEWS_PARAPHRASE as QUERY, syntheticSentence } from '../helpers/corpus.js';
 import { startTestService } from '../helpers/service.js';
 
 const s = await startTestService(
@@ -23,15 +23,6 @@ const s = await startTestService(
   { factory: 'IVF16,PQ16np', refine: 'vectors' },
 );
 t.teardown(() => s.close());
-
-const NEW = 'The committee postponed the vote on the new city budget until next week.';
-const QUERY = 'The vote on the city budget was delayed by the committee to next week.';
-
-function cli(...args: string[]): string {
-  const r = spawnSync(process.execPath, [...process.execArgv, 'src/cli.ts', ...args], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`paramine ${args.join(' ')}: ${r.status}\n${r.stderr}`);
-  return r.stdout;
-}
 
 async function top(service: Service, text: string, k = 10): Promise<number[]> {
   const r = await service.core.search([text], searchOptionsSchema.parse({ k, rerank: false }));
@@ -109,9 +100,22 @@ t.test('compaction keeps the quantizers, the neighbours and the ids; deletes go 
     );
     t.same([...service.store.range(gone, gone + 1)], [{ id: gone, record: { text: '' } }], 'text erased');
   }
-  const vectors = await VectorFile.open(s.index);
-  t.same([...((await vectors?.readIds([base + 10])) ?? [])], new Array(384).fill(0), 'its vector is zeros');
-  await vectors?.close();
+  const vectors = (await VectorFile.open(s.index)) as VectorFile;
+  t.same([...(await vectors.readIds([base + 10]))], new Array(384).fill(0), 'its vector is zeros');
+  // Deletes the compaction applied are in no shard: they no longer widen searches (k + tombstones), so
+  // the live view answers as the shards do, and the operating points keep their meaning.
+  const sharded = await ShardedIndex.open(s.index);
+  const live = new LiveIndex(sharded, new Set([builtGone, base + 10]));
+  const queries = await vectors.readIds(Array.from({ length: 50 }, (_, i) => i * 11));
+  const params = { nprobe: 1, kFactor: 1 };
+  t.same(
+    [...(await live.search(queries, 10, params)).ids],
+    [...(await sharded.search(queries, 10, params)).ids],
+    'no overfetch for applied deletes',
+  );
+  await live.close();
+  await sharded.close();
+  await vectors.close();
 });
 
 t.test('a compaction under a small --shard-memory starts a new shard', async (t) => {

@@ -15,11 +15,8 @@ import { resolveModelDir } from '../../src/models/resolve.js';
 import { QueueEmbedder } from '../../src/queue/add.js';
 import { searchOptionsSchema } from '../../src/search/types.js';
 import { openService } from '../../src/service/index.js';
-import { syntheticSentence } from '../helpers/corpus.js';
+import { NEWS as NEW, NEWS_PARAPHRASE as QUERY, syntheticSentence } from '../helpers/corpus.js';
 import { needRedis, startRedis, startWorker } from '../helpers/queue.js';
-
-const NEW = 'The committee postponed the vote on the new city budget until next week.';
-const QUERY = 'The vote on the city budget was delayed by the committee to next week.';
 
 t.test('POST /v1/sentences embedded by paramine workers through the queue', async (t) => {
   if (!needRedis(t)) return;

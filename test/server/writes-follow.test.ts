@@ -4,25 +4,16 @@
  * serve` does); within a few seconds the service finds the added sentences, drops the deleted one, and
  * searches a segment the CLI sealed, each sentence once; its own writes go on from the next id.
  */
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { searchOptionsSchema } from '../../src/search/types.js';
-import { syntheticSentence } from '../helpers/corpus.js';
+import { runCli as cli } from '../helpers/cli.js';
+import { NEWS as NEW, NEWS_PARAPHRASE as QUERY, syntheticSentence } from '../helpers/corpus.js';
 import { startTestService } from '../helpers/service.js';
 
 const s = await startTestService(200, false, { seal: { follow: true } });
 t.teardown(() => s.close());
-
-const NEW = 'The committee postponed the vote on the new city budget until next week.';
-const QUERY = 'The vote on the city budget was delayed by the committee to next week.';
-
-function cli(...args: string[]): string {
-  const r = spawnSync(process.execPath, [...process.execArgv, 'src/cli.ts', ...args], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`paramine ${args.join(' ')}: ${r.status}\n${r.stderr}`);
-  return r.stdout;
-}
 
 async function top(text: string, k = 10) {
   const r = await s.service.core.search([text], searchOptionsSchema.parse({ k, rerank: false }));

@@ -13,15 +13,12 @@ import { buildApp } from '../../src/server/app.js';
 import { DEFAULT_LIMITS } from '../../src/server/context.js';
 import { Metrics } from '../../src/server/metrics.js';
 import { openService, type Service } from '../../src/service/index.js';
-import { syntheticSentence } from '../helpers/corpus.js';
+import { NEWS as NEW, NEWS_PARAPHRASE as QUERY, syntheticSentence } from '../helpers/corpus.js';
 import { startTestService } from '../helpers/service.js';
 
 const KEY = 'writer-key-123456';
 const ts = await startTestService(200, false);
 t.teardown(() => rmSync(ts.dir, { recursive: true, force: true }));
-
-const NEW = 'The committee postponed the vote on the new city budget until next week.';
-const QUERY = 'The vote on the city budget was delayed by the committee to next week.';
 
 const appOf = (service: Service) =>
   buildApp(
