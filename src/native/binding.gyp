@@ -30,7 +30,7 @@
     {
       "target_name": "paramine_faiss",
       "dependencies": ["faiss_weak_kernels"],
-      "sources": ["addon.cc", "index_object.cc", "workers.cc", "search.cc", "merge.cc", "tree.cc", "errors.cc", "train.cc", "half_vectors.cc", "mmap.cc", "distance_kernels.cc"],
+      "sources": ["addon.cc", "index_object.cc", "workers.cc", "remove.cc", "search.cc", "merge.cc", "tree.cc", "errors.cc", "train.cc", "half_vectors.cc", "mmap.cc", "distance_kernels.cc"],
       "include_dirs": ["<!@(node -p \"require('node-addon-api').include\")", "/usr/include"],
       "defines": ["NAPI_CPP_EXCEPTIONS", "NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       # FAISS needs RTTI (dynamic_cast on SearchParameters and index types) and C++ exceptions.

@@ -3,10 +3,6 @@
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexHNSW.h>
 #include <faiss/IndexIDMap.h>
-#include <faiss/IndexIVF.h>
-#include <faiss/IndexPreTransform.h>
-#include <faiss/invlists/InvertedLists.h>
-#include <faiss/impl/IDSelector.h>
 #include <faiss/impl/io.h>
 #include <faiss/index_io.h>
 #include <faiss/invlists/OnDiskInvertedLists.h>
@@ -285,44 +281,6 @@ class MergeWorker : public IndexWorker {
   }
 };
 
-// Whether remove_ids can run on `index` without aborting the process: FAISS drops ids from IVF lists inside
-// an OpenMP loop, and lists that cannot be edited in place (fast-scan blocks, on-disk) throw there, which
-// terminates; HNSW and IndexRefine throw "not implemented" (harmless, but say so plainly).
-bool CanRemoveIds(const faiss::Index* index) {
-  if (auto m = dynamic_cast<const faiss::IndexIDMap*>(index)) return CanRemoveIds(m->index);
-  if (auto t = dynamic_cast<const faiss::IndexPreTransform*>(index)) return CanRemoveIds(t->index);
-  if (auto ivf = dynamic_cast<const faiss::IndexIVF*>(index)) {
-    return dynamic_cast<const faiss::ArrayInvertedLists*>(ivf->invlists) != nullptr;
-  }
-  return dynamic_cast<const faiss::IndexFlatCodes*>(index) != nullptr;
-}
-
-class RemoveWorker : public IndexWorker {
- public:
-  RemoveWorker(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedIds ids)
-      : IndexWorker(env, std::move(st)), ids_(std::move(ids)) {}
-
- private:
-  void Run() override {
-    std::unique_lock<std::shared_mutex> lock(st_->rw);
-    CheckOpen(*st_);
-    CheckWritable(*st_, "removeIds");
-    if (!CanRemoveIds(st_->index.get())) {
-      throw CodedError("BAD_INPUT", "removeIds: " + st_->factory +
-                                        " cannot drop vectors in place (fast-scan, HNSW or refine layers)");
-    }
-    // FAISS scans every inverted list (or the id map) once; ids it does not hold are ignored.
-    faiss::IDSelectorBatch sel(static_cast<idx_t>(ids_.length), reinterpret_cast<const idx_t*>(ids_.data));
-    removed_ = ids_.length == 0 ? 0 : st_->index->remove_ids(sel);
-    st_->Refresh();
-  }
-
-  Napi::Value Result(Napi::Env env) override { return Napi::Number::New(env, static_cast<double>(removed_)); }
-
-  BorrowedIds ids_;
-  size_t removed_ = 0;
-};
-
 // A truncated file maps without complaint and then reads garbage or dies of SIGBUS: check every mapped list
 // lies inside the file before the index is handed out.
 void CheckMappedLists(const faiss::Index& index, size_t fileSize) {
@@ -403,9 +361,6 @@ Napi::Promise QueueClone(Napi::Env env, std::shared_ptr<IndexState> st) {
 }
 Napi::Promise QueueMerge(Napi::Env env, std::shared_ptr<IndexState> into, std::shared_ptr<IndexState> from) {
   return QueueWorker<MergeWorker>(env, std::move(into), std::move(from));
-}
-Napi::Promise QueueRemove(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedIds ids) {
-  return QueueWorker<RemoveWorker>(env, std::move(st), std::move(ids));
 }
 Napi::Promise QueueRead(Napi::Env env, std::string path, bool mmap) {
   return QueueWorker<ReadWorker>(env, std::move(path), mmap);
