@@ -61,6 +61,7 @@ export {
 export {
   closeSegment,
   compactedFit,
+  joinFits,
   type OpenSegment,
   openSegment,
   quantizationFit,

@@ -73,6 +73,17 @@ export async function quantizationFit(
   }
 }
 
+/** Fits of several vector sets as one: their means weighted by size (undefined when they hold none). */
+export function joinFits(fits: readonly SegmentFit[]): SegmentFit | undefined {
+  const n = fits.reduce((a, f) => a + f.n, 0);
+  if (n === 0) return undefined;
+  return {
+    n,
+    error: fits.reduce((a, f) => a + f.error * f.n, 0) / n,
+    selfRecall: fits.reduce((a, f) => a + f.selfRecall * f.n, 0) / n,
+  };
+}
+
 /** The drift a compaction recorded in the manifest (folded sentences the quantizers were not trained on). */
 export function compactedFit(manifest: Manifest): SegmentFit | undefined {
   const rebuild = manifest.build.rebuild as { retrained?: boolean; fit?: SegmentFit } | undefined;

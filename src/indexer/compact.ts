@@ -12,6 +12,7 @@ import { ParamineError } from '../errors.js';
 import {
   compactedFit,
   fillPiece,
+  joinFits,
   type Manifest,
   planForFactory,
   type SegmentFit,
@@ -62,40 +63,29 @@ export async function compactShards(
   };
   try {
     if (toRemove > 0) {
-      const ids = BigInt64Array.from(builtDeleted, (id) => BigInt(id));
-      let dropped = 0;
-      for (const [i, s] of shards.entries()) {
-        const shard = await readIndex(join(dir, s.file));
-        const n = await shard.removeIds(ids);
-        s.count -= n;
-        dropped += n;
-        if (i === lastAt && n > 0) last = shard;
-        else {
-          if (n > 0) await write(shard, s.file);
-          await shard.close();
-        }
-      }
-      if (dropped !== toRemove) {
-        throw new ParamineError(
-          'BAD_FILE',
-          `${dir}: the shards held ${dropped} of the ${toRemove} deleted sentences they should; ` +
-            `use paramine index --rebuild ${dir}`,
-        );
-      }
-      log(`index --compact: ${dropped} deleted sentences dropped from the shards`);
+      last = await dropDeleted(dir, shards, builtDeleted, toRemove, write);
+      log(`index --compact: ${toRemove} deleted sentences dropped from the shards`);
     }
     const removeMs = performance.now() - t0;
     t0 = performance.now();
-    const added = await encodeAdded(dir, work, old, rows);
-    if (added !== undefined) {
+    const addedIds = rows.ntotal - old.ntotal - [...rows.deleted].filter((id) => id >= old.ntotal).length;
+    if (addedIds > 0) {
       const perVector = planForFactory(old.factory, { n: rows.ntotal, dim: old.dim, metric: old.metric }).cost
         .perVector.ram;
       const tail = shards[lastAt] as { file: string; count: number };
       // Inverted lists grow by doubling while filled (as the build's shardCount assumes).
-      if (2 * perVector * (tail.count + added.ntotal) <= rows.shardMemory) {
-        last ??= await readIndex(join(dir, tail.file));
+      const grow = 2 * perVector * (tail.count + addedIds) <= rows.shardMemory;
+      if (grow) last ??= await readIndex(join(dir, tail.file));
+      // The trained template: a clone of a shard already open, else of the first one read for it.
+      const added = await encodeAdded(
+        work,
+        old,
+        rows,
+        last ?? join(dir, (shards[0] as { file: string }).file),
+      );
+      if (grow) {
         tail.count += added.ntotal;
-        await last.merge(added);
+        await (last as FaissIndex).merge(added);
         await added.close();
       } else {
         const file = shardFileName(shards.length);
@@ -115,28 +105,66 @@ export async function compactShards(
   }
 }
 
-/** The added rows (deleted ones left out) encoded into a clone of the trained template; undefined: none. */
-async function encodeAdded(
+/**
+ * `ids` dropped from every shard that holds them (counts updated in `shards`), the changed ones written;
+ * the last shard, when it changed, is returned open (the added sentences may join it).
+ */
+async function dropDeleted(
   dir: string,
+  shards: Array<{ file: string; count: number }>,
+  builtDeleted: readonly number[],
+  toRemove: number,
+  write: (shard: FaissIndex, file: string) => Promise<void>,
+): Promise<FaissIndex | undefined> {
+  const ids = BigInt64Array.from(builtDeleted, (id) => BigInt(id));
+  let dropped = 0;
+  let last: FaissIndex | undefined;
+  try {
+    for (const [i, s] of shards.entries()) {
+      const shard = await readIndex(join(dir, s.file));
+      const n = await shard.removeIds(ids);
+      s.count -= n;
+      dropped += n;
+      if (i === shards.length - 1 && n > 0) last = shard;
+      else {
+        if (n > 0) await write(shard, s.file);
+        await shard.close();
+      }
+    }
+    if (dropped !== toRemove) {
+      throw new ParamineError(
+        'BAD_FILE',
+        `${dir}: the shards held ${dropped} of the ${toRemove} deleted sentences they should; ` +
+          `use paramine index --rebuild ${dir}`,
+      );
+    }
+    return last;
+  } catch (e) {
+    await last?.close();
+    throw e;
+  }
+}
+
+/** The added rows (deleted ones left out) encoded into a clone of `trained` (an open shard, or a shard file). */
+async function encodeAdded(
   work: string,
   old: Manifest,
   rows: { ntotal: number; deleted: ReadonlySet<number> },
-): Promise<FaissIndex | undefined> {
-  const count = rows.ntotal - old.ntotal;
-  if (count <= 0) return undefined;
-  const first = await readIndex(join(dir, (old.shards[0] as { file: string }).file));
+  trained: FaissIndex | string,
+): Promise<FaissIndex> {
   let template: FaissIndex;
-  try {
-    template = await first.cloneEmpty();
-  } finally {
-    await first.close();
-  }
+  if (typeof trained === 'string') {
+    const shard = await readIndex(trained);
+    try {
+      template = await shard.cloneEmpty();
+    } finally {
+      await shard.close();
+    }
+  } else template = await trained.cloneEmpty();
   const source = await VectorFile.openFile(join(work, VECTORS_FILE), rows.ntotal, old.dim);
   try {
-    const piece = await fillPiece({ template, source, first: old.ntotal, count, skip: rows.deleted });
-    if (piece.ntotal > 0) return piece;
-    await piece.close();
-    return undefined;
+    const count = rows.ntotal - old.ntotal;
+    return await fillPiece({ template, source, first: old.ntotal, count, skip: rows.deleted });
   } finally {
     await source.close();
     await template.close();
@@ -154,13 +182,7 @@ function foldedFit(dir: string, old: Manifest, ntotal: number): SegmentFit | und
   }
   const carried = compactedFit(old);
   if (carried !== undefined) fits.push(carried);
-  const n = fits.reduce((a, f) => a + f.n, 0);
-  if (n === 0) return undefined;
-  return {
-    n,
-    error: fits.reduce((a, f) => a + f.error * f.n, 0) / n,
-    selfRecall: fits.reduce((a, f) => a + f.selfRecall * f.n, 0) / n,
-  };
+  return joinFits(fits);
 }
 
 /** Refuses factories whose shards cannot drop vectors in place, before any work. */

@@ -2,7 +2,7 @@
  * Drift (issue #30): how well the build's trained quantizers fit the sentences sealed since, against
  * their fit to the build's own vectors, and whether `paramine index --rebuild` would pay.
  */
-import type { SegmentFit, SegmentInfo } from '../index/index.js';
+import { joinFits, type SegmentFit, type SegmentInfo } from '../index/index.js';
 
 /** Drift rule: a rebuild pays when the added vectors' quantization error passes the build's by half again, or their self-recall drops by 5 points. */
 const DRIFT_ERROR_RATIO = 1.5;
@@ -27,13 +27,8 @@ export function driftOf(
 ): Drift | null {
   const fits = segments.flatMap((x) => (x.fit ? [x.fit] : []));
   if (folded !== undefined) fits.push(folded);
-  if (base === undefined || fits.length === 0) return null;
-  const n = fits.reduce((a, f) => a + f.n, 0);
-  const added: SegmentFit = {
-    n,
-    error: fits.reduce((a, f) => a + f.error * f.n, 0) / n,
-    selfRecall: fits.reduce((a, f) => a + f.selfRecall * f.n, 0) / n,
-  };
+  const added = joinFits(fits);
+  if (base === undefined || added === undefined) return null;
   const worseError = added.error > base.error * DRIFT_ERROR_RATIO && added.error - base.error > 1e-4;
   const worseRecall = base.selfRecall - added.selfRecall > DRIFT_SELF_RECALL_DROP;
   const retrain = worseError || worseRecall;
