@@ -185,9 +185,17 @@ function foldedFit(dir: string, old: Manifest, ntotal: number): SegmentFit | und
   return joinFits(fits);
 }
 
-/** Refuses factories whose shards cannot drop vectors in place, before any work. */
-export function checkCompactable(old: Manifest, dir: string): void {
-  if (/fsr?\b|HNSW\d+$|^HNSW|RFlat|Refine\(/.test(old.factory)) {
+/**
+ * Refuses shards that cannot drop vectors in place (fast-scan, HNSW or refine layers), before any work:
+ * the addon's own test (the one removeIds applies) on a memory map of the first shard, which reads no lists.
+ */
+export async function checkCompactable(old: Manifest, dir: string): Promise<void> {
+  const first = old.shards[0];
+  if (first === undefined) return;
+  const shard = await readIndex(join(dir, first.file), { mmap: true });
+  const removable = shard.removable;
+  await shard.close();
+  if (!removable) {
     throw new ParamineError(
       'BAD_INPUT',
       `${dir}: ${old.factory} cannot drop vectors in place (fast-scan, HNSW or refine layers); ` +

@@ -84,15 +84,15 @@ export async function finishCutShort(
   const work = join(dir, WORK);
   let manifest: Manifest;
   if (existsSync(join(work, MANIFEST_FILE))) {
-    log('index --rebuild: finishing the move of a rebuild cut short');
     manifest = await readManifest(work);
+    log(`${commandOf(manifest)}: finishing the move of a run cut short`);
     await moveIn(dir, work);
   } else {
     manifest = await readManifest(dir);
     if (manifest.build.rebuild === undefined) return undefined;
     const pending = (await staleGroupTables(dir)).length > 0 || (await followers.pending(dir, manifest));
     if (allLanded(dir, manifest) && !pending) return undefined;
-    log('index --rebuild: finishing a rebuild cut short');
+    log(`${commandOf(manifest)}: finishing a run cut short`);
   }
   return {
     ...(await finishSteps(dir, manifest, followers)),
@@ -100,9 +100,15 @@ export async function finishCutShort(
     factory: manifest.factory,
     trainMs: 0,
     fillMs: 0,
-    retrained: (manifest.build.rebuild as { retrained?: boolean } | undefined)?.retrained !== false,
+    retrained: commandOf(manifest) === 'index --rebuild',
     resumed: true,
   };
+}
+
+/** The command that wrote `manifest`: a rebuild retrains, a compaction keeps the quantizers. */
+function commandOf(manifest: Manifest): 'index --rebuild' | 'index --compact' {
+  const retrained = (manifest.build.rebuild as { retrained?: boolean } | undefined)?.retrained;
+  return retrained === false ? 'index --compact' : 'index --rebuild';
 }
 
 /** Every sentence's vector, built and added, into WORK/vectors.f16; the next id and the deleted ids. */

@@ -71,7 +71,7 @@ export async function rebuildIndex(
   if (cutShort !== undefined) return cutShort;
   const old = await readManifest(dir);
   const retrain = options.retrain ?? true;
-  if (!retrain) checkCompactable(old, dir);
+  if (!retrain) await checkCompactable(old, dir);
   const work = join(dir, WORK);
   const { ntotal, deleted } = await gatherVectors(dir, work, old, log);
   let times: { trainMs: number; fillMs: number };

@@ -26,6 +26,7 @@ export interface NativeIndex {
   readonly coarseDim: number;
   readonly hnswQuantizer: boolean;
   readonly preTransform: boolean;
+  readonly removable: boolean;
   train(x: Float32Array): Promise<void>;
   trainInputStages(x: Float32Array): Promise<void>;
   applyPreTransform(x: Float32Array): Promise<Float32Array>;

@@ -134,6 +134,13 @@ export class FaissIndex {
   get nlist(): number | null {
     return this.#native.nlist;
   }
+  /**
+   * Whether removeIds can drop vectors from this structure (not fast-scan, HNSW or refine layers); a
+   * memory-mapped index answers for its file, so a cheap map checks a shard before any work.
+   */
+  get removable(): boolean {
+    return this.#native.removable;
+  }
   /** Dimension of the IVF layer (after an OPQ/PCA pre-transform); dim when there is none. */
   get coarseDim(): number {
     return this.#native.coarseDim;

@@ -100,6 +100,7 @@ Napi::Function IndexObject::Define(Napi::Env env) {
           InstanceAccessor<&IndexObject::GetCoarseDim>("coarseDim"),
           InstanceAccessor<&IndexObject::GetHnswQuantizer>("hnswQuantizer"),
           InstanceAccessor<&IndexObject::GetPreTransform>("preTransform"),
+          InstanceAccessor<&IndexObject::GetRemovable>("removable"),
       });
   DataOf(env)->faissIndex = Napi::Persistent(fn);
   return fn;
@@ -343,6 +344,11 @@ Napi::Value IndexObject::GetHnswQuantizer(const Napi::CallbackInfo& info) {
 
 Napi::Value IndexObject::GetPreTransform(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), st_->preTransform);
+}
+
+// Read on the main thread, where close() resets the index: the object tree never changes otherwise.
+Napi::Value IndexObject::GetRemovable(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), st_->index != nullptr && CanRemoveIds(st_->index.get(), st_->readOnly));
 }
 
 }  // namespace paramine

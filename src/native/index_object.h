@@ -44,6 +44,7 @@ class IndexObject : public Napi::ObjectWrap<IndexObject> {
   Napi::Value GetCoarseDim(const Napi::CallbackInfo& info);
   Napi::Value GetHnswQuantizer(const Napi::CallbackInfo& info);
   Napi::Value GetPreTransform(const Napi::CallbackInfo& info);
+  Napi::Value GetRemovable(const Napi::CallbackInfo& info);
 
   std::shared_ptr<IndexState> st_;
 };

@@ -5,6 +5,7 @@
 #include <faiss/IndexPreTransform.h>
 #include <faiss/impl/IDSelector.h>
 #include <faiss/invlists/InvertedLists.h>
+#include <faiss/invlists/OnDiskInvertedLists.h>
 
 #include <mutex>
 #include <shared_mutex>
@@ -13,19 +14,21 @@
 
 namespace paramine {
 
-namespace {
-
 // Whether remove_ids can run on `index` without aborting the process: FAISS drops ids from IVF lists inside
-// an OpenMP loop, and lists that cannot be edited in place (fast-scan blocks, on-disk) throw there, which
-// terminates; HNSW and IndexRefine throw "not implemented" (harmless, but say so plainly).
-bool CanRemoveIds(const faiss::Index* index) {
-  if (auto m = dynamic_cast<const faiss::IndexIDMap*>(index)) return CanRemoveIds(m->index);
-  if (auto t = dynamic_cast<const faiss::IndexPreTransform*>(index)) return CanRemoveIds(t->index);
+// an OpenMP loop, and lists that cannot be edited in place (fast-scan blocks) throw there, which terminates;
+// HNSW and IndexRefine throw "not implemented" (harmless, but say so plainly). `mapped`: the index was
+// memory-mapped, its array lists read as on-disk ones; it answers for the file (itself read-only).
+bool CanRemoveIds(const faiss::Index* index, bool mapped) {
+  if (auto m = dynamic_cast<const faiss::IndexIDMap*>(index)) return CanRemoveIds(m->index, mapped);
+  if (auto t = dynamic_cast<const faiss::IndexPreTransform*>(index)) return CanRemoveIds(t->index, mapped);
   if (auto ivf = dynamic_cast<const faiss::IndexIVF*>(index)) {
+    if (mapped && dynamic_cast<const faiss::OnDiskInvertedLists*>(ivf->invlists) != nullptr) return true;
     return dynamic_cast<const faiss::ArrayInvertedLists*>(ivf->invlists) != nullptr;
   }
   return dynamic_cast<const faiss::IndexFlatCodes*>(index) != nullptr;
 }
+
+namespace {
 
 class RemoveWorker : public IndexWorker {
  public:
@@ -37,7 +40,7 @@ class RemoveWorker : public IndexWorker {
     std::unique_lock<std::shared_mutex> lock(st_->rw);
     CheckOpen(*st_);
     CheckWritable(*st_, "removeIds");
-    if (!CanRemoveIds(st_->index.get())) {
+    if (!CanRemoveIds(st_->index.get(), false)) {
       throw CodedError("BAD_INPUT", "removeIds: " + st_->factory +
                                         " cannot drop vectors in place (fast-scan, HNSW or refine layers)");
     }

@@ -80,6 +80,8 @@ Napi::Promise QueueSearch(Napi::Env env, std::shared_ptr<IndexState> st, std::ve
 Napi::Promise QueueWrite(Napi::Env env, std::shared_ptr<IndexState> st, std::string path);
 Napi::Promise QueueClone(Napi::Env env, std::shared_ptr<IndexState> st);
 Napi::Promise QueueMerge(Napi::Env env, std::shared_ptr<IndexState> into, std::shared_ptr<IndexState> from);
+// Whether removeIds can drop vectors from this index's structure (remove.cc).
+bool CanRemoveIds(const faiss::Index* index, bool mapped);
 Napi::Promise QueueRemove(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedIds ids);
 Napi::Promise QueueRead(Napi::Env env, std::string path, bool mmap);
 

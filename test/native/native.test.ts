@@ -202,6 +202,7 @@ t.test(
         kept,
         BigInt64Array.from(keptRows, (r) => BigInt(r)),
       );
+      t.ok(full.removable, `${factory}: removable`);
       t.equal(await full.removeIds(gone), 334, `${factory}: removed the 334 it held`);
       t.equal(full.ntotal, never.ntotal);
       const [rf, rn] = await Promise.all([
@@ -217,9 +218,16 @@ t.test(
       const index = createIndex(factory, dim, 'ip');
       await index.train(c);
       await index.add(c, ids);
+      t.notOk(index.removable, `${factory}: not removable`);
       await t.rejects(index.removeIds(gone), { code: 'BAD_INPUT', message: /cannot drop vectors/ }, factory);
       t.equal(index.ntotal, 6_000, `${factory}: untouched`);
+      // A memory map answers for its file (index --compact checks a shard so before any work).
+      const file = join(dir, 'not-removable.faiss');
+      await index.write(file);
       await index.close();
+      const m = await readIndex(file, { mmap: true });
+      t.notOk(m.removable, `${factory}: its memory map says so too`);
+      await m.close();
     }
     const mapped = join(dir, 'remove.faiss');
     const ivf = createIndex('IVF32,PQ8np', dim, 'ip');
@@ -228,6 +236,7 @@ t.test(
     await ivf.write(mapped);
     await ivf.close();
     const ro = await readIndex(mapped, { mmap: true });
+    t.ok(ro.removable, 'a memory map of a removable index says so');
     await t.rejects(ro.removeIds(gone), { code: 'INDEX_READ_ONLY' }, 'a memory-mapped index is read-only');
     await ro.close();
   },
