@@ -24,6 +24,7 @@ const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   retrieval: lazy(async () => (await import('../bench/retrieval.js')).retrieval),
   classify: lazy(async () => (await import('../bench/classify.js')).classify),
   models: lazy(async () => (await import('../bench/models-table.js')).models),
+  encoders: lazy(async () => (await import('../bench/encoders-table.js')).encoders),
   speed: lazy(async () => (await import('../bench/speed.js')).speed),
   // the parts of `bench speed`, each beside its reference
   encode: lazy(async () => (await import('../bench/encode-bench.js')).encode),

@@ -1,0 +1,72 @@
+/**
+ * `bench encoders` with the real encoder: a set's figures equal `bench retrieval --exact` over the same
+ * sentences (the one index per encoder is the retrieval benchmark's corpus), and several sets share that
+ * index, each ranked over all of it.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { encoders } from '../../src/bench/encoders-table.js';
+import { retrievalBenchmark } from '../../src/bench/retrieval.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'paramine-bench-encoders-test-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const lines = readFileSync('examples/demo-pairs.tsv', 'utf8').split('\n');
+const setA = join(dir, 'a.tsv');
+const setB = join(dir, 'b.tsv');
+writeFileSync(setA, `${lines.slice(0, 41).join('\n')}\n`);
+writeFileSync(setB, `${[lines[0], ...lines.slice(41, 71)].join('\n')}\n`);
+const distractors = join(dir, 'distractors.txt');
+const corpus = readFileSync('examples/demo-corpus.jsonl', 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .slice(2000, 2300);
+writeFileSync(
+  distractors,
+  `${corpus.map((l) => (JSON.parse(l) as { text: string }).text.replace(/\n/g, ' ')).join('\n')}\n`,
+);
+const MODEL = 'all-minilm-l6-v2';
+const depths = [1, 10, 100];
+
+t.test('one set: the figures of bench retrieval --exact over the same sentences', async (t) => {
+  const one = await encoders.run({ encoders: [MODEL], distractors, sets: [setA], depths }, () => {});
+  const ref = await retrievalBenchmark({
+    pairs: setA,
+    distractors: [distractors],
+    model: MODEL,
+    depths,
+    exact: true,
+    factory: 'Flat',
+  });
+  const row = one.result.rows[0];
+  t.equal(row?.sentences, ref.result.corpus_size);
+  t.equal(row?.sets[0]?.queries, ref.result.pairs);
+  t.same(row?.sets[0]?.top, ref.exact?.top, 'top-N');
+  t.equal(row?.sets[0]?.mrr, ref.exact?.mrr, 'MRR');
+  t.ok((row?.sentencesPerSecond ?? 0) > 0);
+  t.match(one.markdown, /\| `all-minilm-l6-v2` \| 384 \| \d+\.\d \/ \d+\.\d \/ \d+\.\d, 0\.\d{3} \| \d+ \|/);
+});
+
+t.test('two sets share one index; each is ranked among all of it', async (t) => {
+  const two = await encoders.run({ encoders: [MODEL], distractors, sets: [setA, setB], depths }, () => {});
+  const row = two.result.rows[0];
+  const alone = await retrievalBenchmark({
+    pairs: setA,
+    distractors: [distractors],
+    model: MODEL,
+    depths,
+    exact: true,
+    factory: 'Flat',
+  });
+  t.same(
+    row?.sets.map((s) => [s.set, s.queries]),
+    [
+      [setA, alone.result.pairs],
+      [setB, 30],
+    ],
+  );
+  t.ok((row?.sentences ?? 0) > alone.result.corpus_size, "set B's sentences in the same index");
+  // More sentences can only push A's targets down.
+  t.ok((row?.sets[0]?.mrr ?? 1) <= (alone.exact?.mrr ?? 0) + 1e-12, "A's MRR no higher among more sentences");
+});
