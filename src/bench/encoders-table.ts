@@ -4,27 +4,46 @@
  * training-side sentences of ../shared/data), then, for ParaSCI-ACL val and MultiPIT expert val, the rank
  * of every positive pair's s2 given its s1 by exact search (top-1/10/100, MRR), and the encoder's build
  * rate (sentences/s) from the same run. Exact search, so the figures are the encoder's, not the index's.
+ * `--save DIR` keeps each encoder's row as it finishes and reuses it on the next run (a base-size encoder
+ * over 208k sentences takes over an hour on 2 cores: the table fills in over several sessions).
  */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type LabeledPair, readPairs } from '../corpus/index.js';
 import { readManifest } from '../index/index.js';
+import { resolveModelDir } from '../models/resolve.js';
 import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { detectScheme } from '../text/labels.js';
 import { defineBenchmark, type Log, list } from './harness.js';
+import { machineInfo } from './machine.js';
 import { type RetrievalResult, retrievalMetrics } from './metrics.js';
+import { trainedBy } from './model-card.js';
 import { buildPairIndex, positiveQueries } from './retrieval-index.js';
 import { rankThrough } from './retrieval-rank.js';
 
 const DATA = '../shared/data';
 
-const schema = z.object({
-  encoders: z.array(z.string()).min(1),
-  distractors: z.string(),
-  sets: z.array(z.string()).min(1),
-  depths: z.array(z.coerce.number().int().min(1)).min(1),
+export const encodersSchema = z.object({
+  encoders: z
+    .array(z.string())
+    .min(1)
+    .default([
+      'all-minilm-l6-v2',
+      'bge-small-en-v15',
+      'all-mpnet-base-v2',
+      'paramine-minilm-paraphrase-ft-q',
+    ]),
+  distractors: z.string().default('distractors.txt'),
+  sets: z
+    .array(z.string())
+    .min(1)
+    .default([join(DATA, 'parasci/acl/val.src'), join(DATA, 'multipit/expert/val.csv')]),
+  depths: z.array(z.coerce.number().int().min(1)).min(1).default([1, 10, 100]),
+  save: z.string().optional(),
 });
-type Options = z.output<typeof schema>;
+type Options = z.output<typeof encodersSchema>;
 
 interface SetRow {
   set: string;
@@ -40,6 +59,10 @@ interface EncoderRow {
   buildSeconds: number;
   sentencesPerSecond: number;
   sets: SetRow[];
+  /** The training run that produced it (its card), or the package it was fetched from. */
+  from: string;
+  /** When and on what it was measured (rows kept by --save come from earlier runs). */
+  measured: { at: string; machine: ReturnType<typeof machineInfo> };
 }
 
 /** One encoder: its index over every set's pairs and the distractors, each set ranked exactly. */
@@ -49,6 +72,7 @@ async function measure(
   o: Options,
   log: Log,
 ): Promise<EncoderRow> {
+  const loadBefore = loadavg();
   const t0 = performance.now();
   const built = await buildPairIndex(
     sets.flatMap((s) => s.pairs),
@@ -89,6 +113,8 @@ async function measure(
       buildSeconds,
       sentencesPerSecond: corpusSize / buildSeconds,
       sets: rows,
+      from: origin(encoder),
+      measured: { at: new Date().toISOString(), machine: machineInfo(loadBefore) },
     };
   } finally {
     await store.close();
@@ -96,18 +122,28 @@ async function measure(
   }
 }
 
+/** The run that produced a fine-tuned encoder (its card), else the catalog package it is fetched from. */
+function origin(encoder: string): string {
+  const trained = trainedBy(resolveModelDir(encoder));
+  return trained === '—' ? `pretrained, \`paramine models fetch ${encoder}\`` : `trained: ${trained}`;
+}
+
+/** The day, the CPU and the load before the row's run (rows of a --save folder come from several runs). */
+const measuredOn = (r: EncoderRow) =>
+  `${r.measured.at.slice(0, 10)}, ${r.measured.machine.cpus} × ${r.measured.machine.cpuModel}, load ${r.measured.machine.loadavgBefore[0]?.toFixed(1)}`;
+
 function markdown(rows: readonly EncoderRow[], depths: readonly number[]): string {
   const sets = rows[0]?.sets.map((s) => s.set) ?? [];
   const pct = (x: number | undefined) => (x === undefined ? '—' : (100 * x).toFixed(1));
   const head = sets.map((s) => `${s}: ${depths.map((d) => `top-${d}`).join(' / ')}, MRR`);
   return [
-    `| encoder | dim | ${head.join(' | ')} | sentences/s (build) |`,
-    `|---|---:|${sets.map(() => '---:').join('|')}|---:|`,
+    `| encoder | dim | ${head.join(' | ')} | sentences/s (build) | measured | model from |`,
+    `|---|---:|${sets.map(() => '---:').join('|')}|---:|---|---|`,
     ...rows.map(
       (r) =>
         `| \`${r.encoder}\` | ${r.dim} | ${r.sets
           .map((s) => `${depths.map((d) => pct(s.top[String(d)])).join(' / ')}, ${s.mrr.toFixed(3)}`)
-          .join(' | ')} | ${r.sentencesPerSecond.toFixed(0)} |`,
+          .join(' | ')} | ${r.sentencesPerSecond.toFixed(0)} | ${measuredOn(r)} | ${r.from} |`,
     ),
     '',
     `${rows[0]?.sentences ?? 0} sentences indexed per encoder (the sets' pairs and the distractors); exact search.`,
@@ -115,35 +151,48 @@ function markdown(rows: readonly EncoderRow[], depths: readonly number[]): strin
   ].join('\n');
 }
 
+export const ENCODERS_HELP =
+  'encoders, catalog names or model directories (all-minilm-l6-v2, bge-small-en-v15, all-mpnet-base-v2, paramine-minilm-paraphrase-ft-q)';
+export const DISTRACTORS_HELP = 'the distractor corpus (paramine bench distractors; distractors.txt)';
+export const SAVE_HELP = "keep each encoder's row there as it finishes; rows already there are reused";
+
 export const encoders = defineBenchmark({
   name: 'encoders',
   description:
     'sentence encoders in one table: top-N and MRR on ParaSCI-ACL val and MultiPIT expert val among the distractors, sentences/s',
   options: (cmd) =>
     cmd
-      .option('--encoders <names>', 'encoders (catalog names or model directories)', list, [
-        'all-minilm-l6-v2',
-        'bge-small-en-v15',
-        'all-mpnet-base-v2',
-        'paramine-minilm-paraphrase-ft-q',
-      ])
-      .option('--distractors <file>', 'the distractor corpus (paramine bench distractors)', 'distractors.txt')
-      .option('--sets <files>', 'validation pair files', list, [
-        join(DATA, 'parasci/acl/val.src'),
-        join(DATA, 'multipit/expert/val.csv'),
-      ])
-      .option('--depths <list>', 'top-N depths', list, ['1', '10', '100']),
-  schema,
-  async run(o, log) {
-    const sets = await Promise.all(o.sets.map(async (f) => ({ name: f, pairs: await readPairs(f) })));
-    const rows: EncoderRow[] = [];
-    for (const encoder of o.encoders) {
-      rows.push(await measure(encoder, sets, o, log));
-      log(`${encoder}: ${rows.at(-1)?.sentencesPerSecond.toFixed(0)} sentences/s`);
-    }
-    return {
-      result: { benchmark: 'encoders', distractors: o.distractors, depths: o.depths, rows },
-      markdown: markdown(rows, o.depths),
-    };
-  },
+      .option('--encoders <names>', ENCODERS_HELP, list)
+      .option('--distractors <file>', DISTRACTORS_HELP)
+      .option('--sets <files>', 'validation pair files (ParaSCI-ACL val, MultiPIT expert val)', list)
+      .option('--depths <list>', 'top-N depths (1, 10, 100)', list)
+      .option('--save <dir>', SAVE_HELP),
+  schema: encodersSchema,
+  run: async (o, log) => encoderTable(o, log),
 });
+
+/** The table: each encoder measured (or its row taken from --save), in the order given. */
+export async function encoderTable(o: Options, log: Log) {
+  const sets = await Promise.all(o.sets.map(async (f) => ({ name: f, pairs: await readPairs(f) })));
+  const rows: EncoderRow[] = [];
+  for (const encoder of o.encoders) {
+    const saved =
+      o.save === undefined ? undefined : join(o.save, `${encoder.replace(/[^\w.-]+/g, '_')}.json`);
+    if (saved !== undefined && existsSync(saved)) {
+      rows.push(JSON.parse(readFileSync(saved, 'utf8')) as EncoderRow);
+      log(`${encoder}: the row measured ${rows.at(-1)?.measured.at} (${saved})`);
+      continue;
+    }
+    const row = await measure(encoder, sets, o, log);
+    rows.push(row);
+    log(`${encoder}: ${row.sentencesPerSecond.toFixed(0)} sentences/s`);
+    if (saved !== undefined) {
+      mkdirSync(o.save as string, { recursive: true });
+      writeFileSync(saved, `${JSON.stringify(row, null, 2)}\n`);
+    }
+  }
+  return {
+    result: { benchmark: 'encoders', distractors: o.distractors, depths: o.depths, rows },
+    markdown: markdown(rows, o.depths),
+  };
+}

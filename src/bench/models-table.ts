@@ -2,26 +2,30 @@
  * `paramine bench models`: one table of the binary cross-encoders, quality and speed side by side, from
  * one command (BENCHMARKS.md's model table): each model at the label cut its config writes, on MultiPIT
  * expert val and the MRPC held-out rows, with pairs/s measured in the same invocation and where the card
- * says it was trained.
+ * says it was trained; with --encoders, the sentence encoders' table (bench encoders) under it, so one
+ * command gives both.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { classifyBenchmark, heldoutLines } from './classify.js';
+import {
+  DISTRACTORS_HELP,
+  ENCODERS_HELP,
+  encodersSchema,
+  encoderTable,
+  SAVE_HELP,
+} from './encoders-table.js';
 import { defineBenchmark, list } from './harness.js';
+import { readJsonOr, trainedBy } from './model-card.js';
 
 const DATA = '../shared/data';
 
-const cardSchema = z.looseObject({
-  training: z.looseObject({ train_seconds: z.number().optional(), device: z.string().optional() }).optional(),
-});
 const configSchema = z.looseObject({
   paramine: z
     .looseObject({ label_scheme: z.string().optional(), threshold: z.number().optional() })
     .optional(),
 });
-
-const json = (path: string): unknown => (existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : {});
 
 /** Every binary cross-encoder under models/ (a config.json with paramine.label_scheme binary and a graph). */
 function binaryCrossEncoders(dir: string): string[] {
@@ -29,18 +33,10 @@ function binaryCrossEncoders(dir: string): string[] {
   return readdirSync(dir)
     .filter((name) => existsSync(join(dir, name, 'model.onnx')))
     .filter(
-      (name) => configSchema.parse(json(join(dir, name, 'config.json'))).paramine?.label_scheme === 'binary',
+      (name) =>
+        configSchema.parse(readJsonOr(join(dir, name, 'config.json'))).paramine?.label_scheme === 'binary',
     )
     .sort();
-}
-
-/** Where the card says the model was trained (device, minutes). */
-function trainedBy(dir: string): string {
-  const t = cardSchema.safeParse(json(join(dir, 'metrics.json')));
-  const training = t.success ? t.data.training : undefined;
-  if (training?.train_seconds === undefined) return '—';
-  const minutes = (training.train_seconds / 60).toFixed(1);
-  return `${training.device?.split(',')[0] ?? 'this project’s 2-core VM'}, ${minutes} min`;
 }
 
 const schema = z.object({
@@ -49,6 +45,10 @@ const schema = z.object({
   multipit: z.string(),
   mrpc: z.string(),
   heldout: z.string(),
+  /** With encoders, the sentence encoders' table too (bench encoders), under the cross-encoders'. */
+  encoders: z.array(z.string()).min(1).optional(),
+  distractors: z.string().optional(),
+  save: z.string().optional(),
 });
 
 export const models = defineBenchmark({
@@ -65,7 +65,10 @@ export const models = defineBenchmark({
         '--heldout <json>',
         'the MRPC held-out rows',
         'models/paramine-paraphrase-minilm/mrpc-heldout.json',
-      ),
+      )
+      .option('--encoders <names>', `also the sentence encoders' table: ${ENCODERS_HELP}`, list)
+      .option('--distractors <file>', `with --encoders: ${DISTRACTORS_HELP}`)
+      .option('--save <dir>', `with --encoders: ${SAVE_HELP}`),
   schema,
   async run(o, log) {
     const names = o.rerankers ?? binaryCrossEncoders(o.models);
@@ -76,7 +79,7 @@ export const models = defineBenchmark({
       const dir = existsSync(join(o.models, name)) ? join(o.models, name) : name;
       const mp = (await classifyBenchmark({ pairs: o.multipit, reranker: dir })).result;
       const mrpc = (await classifyBenchmark({ pairs: o.mrpc, reranker: dir, lines })).result;
-      const cut = configSchema.parse(json(join(dir, 'config.json'))).paramine?.threshold;
+      const cut = configSchema.parse(readJsonOr(join(dir, 'config.json'))).paramine?.threshold;
       rows.push({
         model: name,
         cut: cut ?? null,
@@ -96,6 +99,14 @@ export const models = defineBenchmark({
       ),
       '',
     ].join('\n');
-    return { result: { benchmark: 'models', rows }, markdown };
+    const { encoders, distractors, save } = o;
+    const e =
+      encoders === undefined
+        ? undefined
+        : await encoderTable(encodersSchema.parse({ encoders, distractors, save }), log);
+    return {
+      result: { benchmark: 'models', rows, encoders: e?.result },
+      markdown: e === undefined ? markdown : `${markdown}\n${e.markdown}`,
+    };
   },
 });

@@ -28,37 +28,45 @@ writeFileSync(
 );
 const MODEL = 'all-minilm-l6-v2';
 const depths = [1, 10, 100];
-
-t.test('one set: the figures of bench retrieval --exact over the same sentences', async (t) => {
-  const one = await encoders.run({ encoders: [MODEL], distractors, sets: [setA], depths }, () => {});
-  const ref = await retrievalBenchmark({
+/** `bench retrieval --exact` over set A and the distractors (run once): what both tests compare with. */
+let referenceRun: ReturnType<typeof retrievalBenchmark> | undefined;
+const reference = () =>
+  (referenceRun ??= retrievalBenchmark({
     pairs: setA,
     distractors: [distractors],
     model: MODEL,
     depths,
     exact: true,
     factory: 'Flat',
-  });
+  }));
+
+t.test('one set: the figures of bench retrieval --exact over the same sentences', async (t) => {
+  const save = join(dir, 'rows');
+  const one = await encoders.run({ encoders: [MODEL], distractors, sets: [setA], depths, save }, () => {});
+  const ref = await reference();
   const row = one.result.rows[0];
   t.equal(row?.sentences, ref.result.corpus_size);
   t.equal(row?.sets[0]?.queries, ref.result.pairs);
   t.same(row?.sets[0]?.top, ref.exact?.top, 'top-N');
   t.equal(row?.sets[0]?.mrr, ref.exact?.mrr, 'MRR');
   t.ok((row?.sentencesPerSecond ?? 0) > 0);
-  t.match(one.markdown, /\| `all-minilm-l6-v2` \| 384 \| \d+\.\d \/ \d+\.\d \/ \d+\.\d, 0\.\d{3} \| \d+ \|/);
+  t.equal(
+    row?.from,
+    'pretrained, `paramine models fetch all-minilm-l6-v2`',
+    'the row names where the model came from',
+  );
+  t.match(
+    one.markdown,
+    /\| `all-minilm-l6-v2` \| 384 \| \d+\.\d \/ \d+\.\d \/ \d+\.\d, 0\.\d{3} \| \d+ \| 20\d\d-/,
+  );
+  const again = await encoders.run({ encoders: [MODEL], distractors, sets: [setA], depths, save }, () => {});
+  t.same(again.result.rows, one.result.rows, '--save: the row kept is reused, not measured again');
 });
 
 t.test('two sets share one index; each is ranked among all of it', async (t) => {
   const two = await encoders.run({ encoders: [MODEL], distractors, sets: [setA, setB], depths }, () => {});
   const row = two.result.rows[0];
-  const alone = await retrievalBenchmark({
-    pairs: setA,
-    distractors: [distractors],
-    model: MODEL,
-    depths,
-    exact: true,
-    factory: 'Flat',
-  });
+  const alone = await reference();
   t.same(
     row?.sets.map((s) => [s.set, s.queries]),
     [
