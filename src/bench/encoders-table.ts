@@ -45,13 +45,13 @@ export const encodersSchema = z.object({
 });
 type Options = z.output<typeof encodersSchema>;
 
-interface SetRow {
+export interface SetRow {
   set: string;
   queries: number;
   top: Record<string, number>;
   mrr: number;
 }
-interface EncoderRow {
+export interface EncoderRow {
   encoder: string;
   model: string;
   dim: number;
