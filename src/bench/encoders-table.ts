@@ -12,35 +12,30 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type LabeledPair, readPairs } from '../corpus/index.js';
-import { readManifest } from '../index/index.js';
+import { readManifest, ShardedIndex } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { detectScheme } from '../text/labels.js';
 import { defineBenchmark, type Log, list } from './harness.js';
 import { machineInfo } from './machine.js';
-import { type RetrievalResult, retrievalMetrics } from './metrics.js';
+import { retrievalMetrics } from './metrics.js';
 import { trainedBy } from './model-card.js';
 import { buildPairIndex, positiveQueries } from './retrieval-index.js';
 import { rankThrough } from './retrieval-rank.js';
 
 const DATA = '../shared/data';
+const DEFAULTS = {
+  encoders: ['all-minilm-l6-v2', 'bge-small-en-v15', 'all-mpnet-base-v2', 'paramine-minilm-paraphrase-ft-q'],
+  distractors: 'distractors.txt',
+  sets: [join(DATA, 'parasci/acl/val.src'), join(DATA, 'multipit/expert/val.csv')],
+  depths: [1, 10, 100],
+};
 
 export const encodersSchema = z.object({
-  encoders: z
-    .array(z.string())
-    .min(1)
-    .default([
-      'all-minilm-l6-v2',
-      'bge-small-en-v15',
-      'all-mpnet-base-v2',
-      'paramine-minilm-paraphrase-ft-q',
-    ]),
-  distractors: z.string().default('distractors.txt'),
-  sets: z
-    .array(z.string())
-    .min(1)
-    .default([join(DATA, 'parasci/acl/val.src'), join(DATA, 'multipit/expert/val.csv')]),
-  depths: z.array(z.coerce.number().int().min(1)).min(1).default([1, 10, 100]),
+  encoders: z.array(z.string()).min(1).default(DEFAULTS.encoders),
+  distractors: z.string().default(DEFAULTS.distractors),
+  sets: z.array(z.string()).min(1).default(DEFAULTS.sets),
+  depths: z.array(z.coerce.number().int().min(1)).min(1).default(DEFAULTS.depths),
   save: z.string().optional(),
 });
 type Options = z.output<typeof encodersSchema>;
@@ -84,7 +79,8 @@ async function measure(
   try {
     const manifest = await readManifest(built.dir);
     const corpusSize = store.count;
-    const flat = await built.flat(manifest.dim, manifest.metric, corpusSize);
+    // Built as Flat: the index itself is the exact search.
+    const flat = await ShardedIndex.open(built.dir);
     const rows: SetRow[] = [];
     try {
       for (const s of sets) {
@@ -95,9 +91,8 @@ async function measure(
           manifest.dim,
         );
         const input = { queries, vectors, dim: manifest.dim, scheme };
-        const deepest = Math.max(...o.depths);
-        const r: RetrievalResult = retrievalMetrics(
-          await rankThrough(flat, input, { deepest, corpusSize }),
+        const r = retrievalMetrics(
+          await rankThrough(flat, input, { deepest: Math.max(...o.depths), corpusSize }),
           o.depths,
         );
         rows.push({ set: s.name, queries: queries.length, top: r.top, mrr: r.mrr });
@@ -151,9 +146,8 @@ function markdown(rows: readonly EncoderRow[], depths: readonly number[]): strin
   ].join('\n');
 }
 
-export const ENCODERS_HELP =
-  'encoders, catalog names or model directories (all-minilm-l6-v2, bge-small-en-v15, all-mpnet-base-v2, paramine-minilm-paraphrase-ft-q)';
-export const DISTRACTORS_HELP = 'the distractor corpus (paramine bench distractors; distractors.txt)';
+export const ENCODERS_HELP = `encoders, catalog names or model directories (${DEFAULTS.encoders.join(', ')})`;
+export const DISTRACTORS_HELP = `the distractor corpus (paramine bench distractors; ${DEFAULTS.distractors})`;
 export const SAVE_HELP = "keep each encoder's row there as it finishes; rows already there are reused";
 
 export const encoders = defineBenchmark({
@@ -164,8 +158,8 @@ export const encoders = defineBenchmark({
     cmd
       .option('--encoders <names>', ENCODERS_HELP, list)
       .option('--distractors <file>', DISTRACTORS_HELP)
-      .option('--sets <files>', 'validation pair files (ParaSCI-ACL val, MultiPIT expert val)', list)
-      .option('--depths <list>', 'top-N depths (1, 10, 100)', list)
+      .option('--sets <files>', `validation pair files (${DEFAULTS.sets.join(', ')})`, list)
+      .option('--depths <list>', `top-N depths (${DEFAULTS.depths.join(', ')})`, list)
       .option('--save <dir>', SAVE_HELP),
   schema: encodersSchema,
   run: async (o, log) => encoderTable(o, log),
@@ -175,9 +169,9 @@ export const encoders = defineBenchmark({
 export async function encoderTable(o: Options, log: Log) {
   const sets = await Promise.all(o.sets.map(async (f) => ({ name: f, pairs: await readPairs(f) })));
   const rows: EncoderRow[] = [];
+  const { save } = o;
   for (const encoder of o.encoders) {
-    const saved =
-      o.save === undefined ? undefined : join(o.save, `${encoder.replace(/[^\w.-]+/g, '_')}.json`);
+    const saved = save === undefined ? undefined : join(save, `${encoder.replace(/[^\w.-]+/g, '_')}.json`);
     if (saved !== undefined && existsSync(saved)) {
       rows.push(JSON.parse(readFileSync(saved, 'utf8')) as EncoderRow);
       log(`${encoder}: the row measured ${rows.at(-1)?.measured.at} (${saved})`);
@@ -186,8 +180,8 @@ export async function encoderTable(o: Options, log: Log) {
     const row = await measure(encoder, sets, o, log);
     rows.push(row);
     log(`${encoder}: ${row.sentencesPerSecond.toFixed(0)} sentences/s`);
-    if (saved !== undefined) {
-      mkdirSync(o.save as string, { recursive: true });
+    if (save !== undefined && saved !== undefined) {
+      mkdirSync(save, { recursive: true });
       writeFileSync(saved, `${JSON.stringify(row, null, 2)}\n`);
     }
   }
