@@ -30,7 +30,7 @@ MARK = "<!-- calibration -->"
 
 
 def calibrate_args(ap):
-    ap.add_argument("--calibrate-encoder", default=str(REPO / "models/all-minilm-l6-v2"),
+    ap.add_argument("--calibrate-encoder", default=str(REPO / "models/paramine-minilm-paraphrase-ft-q"),
                     help="calibrate: the bi-encoder whose cosines the calibration combines (the service default)")
     ap.add_argument("--calibrate-k", type=int, default=20, help="calibrate: candidates per query (rerank depth)")
     ap.add_argument("--calibrate-fit-queries", type=int, default=1000, help="calibrate: fit queries (seeded sample)")

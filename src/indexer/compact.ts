@@ -52,7 +52,12 @@ export async function compactShards(
   const lastAt = shards.length - 1;
   let t0 = performance.now();
   // Ids removed by an earlier rebuild are tombstoned too: only newer deletes among the built ids remain.
-  const builtDeleted = [...rows.deleted].filter((id) => id < old.ntotal);
+  const builtDeleted: number[] = [];
+  let addedDeleted = 0;
+  for (const id of rows.deleted) {
+    if (id < old.ntotal) builtDeleted.push(id);
+    else addedDeleted++;
+  }
   const toRemove = builtDeleted.length - (old.removed ?? 0);
   // The last shard stays open (the added sentences may join it); the others are written as they change.
   let last: FaissIndex | undefined;
@@ -68,7 +73,7 @@ export async function compactShards(
     }
     const removeMs = performance.now() - t0;
     t0 = performance.now();
-    const addedIds = rows.ntotal - old.ntotal - [...rows.deleted].filter((id) => id >= old.ntotal).length;
+    const addedIds = rows.ntotal - old.ntotal - addedDeleted;
     if (addedIds > 0) {
       const perVector = planForFactory(old.factory, { n: rows.ntotal, dim: old.dim, metric: old.metric }).cost
         .perVector.ram;
