@@ -9,7 +9,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { type LabeledPair, readPairs } from '../corpus/index.js';
 import { readManifest, ShardedIndex } from '../index/index.js';
@@ -169,9 +169,9 @@ export const encoders = defineBenchmark({
 export async function encoderTable(o: Options, log: Log) {
   const sets = await Promise.all(o.sets.map(async (f) => ({ name: f, pairs: await readPairs(f) })));
   const rows: EncoderRow[] = [];
-  const { save } = o;
   for (const encoder of o.encoders) {
-    const saved = save === undefined ? undefined : join(save, `${encoder.replace(/[^\w.-]+/g, '_')}.json`);
+    const saved =
+      o.save === undefined ? undefined : join(o.save, `${encoder.replace(/[^\w.-]+/g, '_')}.json`);
     if (saved !== undefined && existsSync(saved)) {
       rows.push(JSON.parse(readFileSync(saved, 'utf8')) as EncoderRow);
       log(`${encoder}: the row measured ${rows.at(-1)?.measured.at} (${saved})`);
@@ -180,8 +180,8 @@ export async function encoderTable(o: Options, log: Log) {
     const row = await measure(encoder, sets, o, log);
     rows.push(row);
     log(`${encoder}: ${row.sentencesPerSecond.toFixed(0)} sentences/s`);
-    if (save !== undefined && saved !== undefined) {
-      mkdirSync(save, { recursive: true });
+    if (saved !== undefined) {
+      mkdirSync(dirname(saved), { recursive: true });
       writeFileSync(saved, `${JSON.stringify(row, null, 2)}\n`);
     }
   }
