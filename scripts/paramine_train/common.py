@@ -7,6 +7,8 @@ import json
 import os
 import platform
 import random
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,6 +20,26 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO.parent / "shared/data"
+CLI = REPO / "dist/cli.js"
+
+
+def paramine(what: str, *args: str) -> subprocess.CompletedProcess:
+    """Runs `node dist/cli.js ARGS` in the repository (captured text); exits saying so when it is not built."""
+    if not CLI.exists() or shutil.which("node") is None:
+        sys.exit(f"{what} needs node and {CLI} (run `npm run build:ts` in {REPO})")
+    return subprocess.run(["node", str(CLI), *args], capture_output=True, text=True, cwd=REPO)
+
+
+def default_model(role: str) -> Path:
+    """models/NAME of the service's default `encoder` or `reranker`: src/models/catalog.ts declares them once and
+    `paramine models list --json` marks them, so the scripts follow a change of default."""
+    r = paramine(f"the default {role}", "models", "list", "--json")
+    if r.returncode != 0:
+        sys.exit(f"paramine models list: {r.stderr.strip()}")
+    names = [m["name"] for m in json.loads(r.stdout) if m.get("default") == role]
+    if not names:
+        sys.exit(f"no default {role} under {REPO / 'models'} (run scripts/setup)")
+    return REPO / "models" / names[0]
 
 
 def log(*a):

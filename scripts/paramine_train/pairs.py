@@ -11,15 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .common import REPO
-
-CLI = REPO / "dist/cli.js"
+from .common import paramine
 
 
 @dataclass(frozen=True)
@@ -59,12 +55,10 @@ def _read_cache(path: Path) -> list[dict]:
 
 
 def _dump_with_node(paths: list[str | Path], positive: str | None, cached: Path | None) -> list[dict]:
-    if not CLI.exists() or shutil.which("node") is None:
-        sys.exit(f"reading pairs needs node and {CLI} (run `npm run build:ts` in {REPO})")
-    cmd = ["node", str(CLI), "pairs", "dump", *map(str, paths)]
+    cmd = ["pairs", "dump", *map(str, paths)]
     if positive:
         cmd += ["--positive", positive]
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    r = paramine("reading pairs", *cmd)
     if r.returncode != 0:
         raise PairFileError(r.stderr.strip().removeprefix("paramine: "))
     rows = [json.loads(line) for line in r.stdout.splitlines() if line]

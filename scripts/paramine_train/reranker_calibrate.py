@@ -17,7 +17,7 @@ import random
 from pathlib import Path
 
 from . import calibrate, candidates
-from .common import REPO, log, read_json, write_json
+from .common import default_model, log, read_json, write_json
 from .pairs import read_source
 
 TASKS = {
@@ -30,8 +30,8 @@ MARK = "<!-- calibration -->"
 
 
 def calibrate_args(ap):
-    ap.add_argument("--calibrate-encoder", default=str(REPO / "models/paramine-minilm-paraphrase-ft-q"),
-                    help="calibrate: the bi-encoder whose cosines the calibration combines (the service default)")
+    ap.add_argument("--calibrate-encoder", default=None,
+                    help="calibrate: the bi-encoder whose cosines the calibration combines (default: the service's)")
     ap.add_argument("--calibrate-k", type=int, default=20, help="calibrate: candidates per query (rerank depth)")
     ap.add_argument("--calibrate-fit-queries", type=int, default=1000, help="calibrate: fit queries (seeded sample)")
     ap.add_argument("--calibrate-tweets", type=int, default=10000,
@@ -80,6 +80,7 @@ def sample(rows: list[dict], n: int, seed: int) -> list[dict]:
 
 def run(args, out: Path) -> dict:
     work = Path(args.work) / "calibrate"
+    args.calibrate_encoder = args.calibrate_encoder or str(default_model("encoder"))
     fit_rows = task_candidates(args, FIT, work)
     fit_rows = sample(fit_rows, args.calibrate_fit_queries, args.seed)
     evals = {n: sample(task_candidates(args, n, work), args.calibrate_eval_queries, args.seed) for n in TASKS if n != FIT}

@@ -198,8 +198,12 @@ export async function checkCompactable(old: Manifest, dir: string): Promise<void
   const first = old.shards[0];
   if (first === undefined) return;
   const shard = await readIndex(join(dir, first.file), { mmap: true });
-  const removable = shard.removable;
-  await shard.close();
+  let removable: boolean;
+  try {
+    removable = shard.removable;
+  } finally {
+    await shard.close();
+  }
   if (!removable) {
     throw new ParamineError(
       'BAD_INPUT',

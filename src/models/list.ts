@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { sha256File } from '../durable.js';
 import { isParamineError } from '../errors.js';
-import { CATALOG } from './catalog.js';
+import { CATALOG, DEFAULT_ENCODER, DEFAULT_RERANKER } from './catalog.js';
 import { CONVERTED } from './converted.js';
 import { ConfigSchema, labelsOf, type ModelDir, readJsonFile, readModelDir } from './dir.js';
 
@@ -24,7 +24,14 @@ export interface ModelListing {
   sizeBytes: number;
   /** Why the directory could not be read as a model. */
   error?: string;
+  /** What this model is the default of, when it is one (the training scripts read it from `--json`). */
+  default?: 'encoder' | 'reranker';
 }
+
+const DEFAULTS: Readonly<Record<string, 'encoder' | 'reranker'>> = {
+  [DEFAULT_ENCODER]: 'encoder',
+  [DEFAULT_RERANKER]: 'reranker',
+};
 
 async function dirSize(dir: string): Promise<number> {
   let total = 0;
@@ -81,6 +88,8 @@ export async function listModels(modelsDirIn = 'models'): Promise<ModelListing[]
         onnxSha256: await sha256File(md.onnxPath),
         sizeBytes,
       };
+      const role = DEFAULTS[name];
+      if (role !== undefined) row.default = role;
       if (kind === 'encoder') {
         const dim = md.config.hidden_size;
         if (dim !== undefined) row.dim = dim;
@@ -140,7 +149,8 @@ export function formatListing(rows: readonly ModelListing[]): string {
               ? `hidden ${r.dim ?? '?'} (safetensors, for training)`
               : (r.error ?? '');
     const onnx = r.onnxFile ? `${r.onnxFile} sha256:${r.onnxSha256}` : '';
-    return [r.name, r.kind, what, mb(r.sizeBytes), onnx].join('\t');
+    const name = r.default ? `${r.name} (default ${r.default})` : r.name;
+    return [name, r.kind, what, mb(r.sizeBytes), onnx].join('\t');
   });
   return lines.join('\n');
 }

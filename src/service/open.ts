@@ -18,6 +18,7 @@ import {
   type VerifyMode,
 } from '../index/index.js';
 import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
+import { DEFAULT_RERANKER } from '../models/catalog.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
 import { indexIdf } from '../search/bertscore.js';
@@ -32,7 +33,7 @@ import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { ReadinessProbe } from './readiness.js';
 import { type SealOptions, SentenceWrites } from './writes.js';
 
-export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-distilled-300k';
+export { DEFAULT_RERANKER };
 
 /** Where a front end plugs its metrics in. */
 export interface ServiceHooks {

@@ -74,7 +74,7 @@ t.test('an index chosen under a budget stays within it once loaded', async (t) =
   t.equal(ntotal, n);
   const held = after - before;
   t.comment(
-    `RSS ${formatBytes(before)} -> ${formatBytes(after)}: the index holds ${formatBytes(held)}; ` +
+    `resident set less the JS heap ${formatBytes(before)} -> ${formatBytes(after)}: the index holds ${formatBytes(held)}; ` +
       `model ${formatBytes(plan.cost.total.ram)}, budget ${formatBytes(budget)}`,
   );
   t.ok(held <= budget, `loaded index holds ${formatBytes(held)} <= ${formatBytes(budget)}`);

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { sha256File } from '../../src/durable.js';
-import { CATALOG, CatalogEntrySchema, catalogEntry, DEFAULT_ENCODER } from '../../src/models/catalog.js';
+import {
+  CATALOG,
+  CatalogEntrySchema,
+  catalogEntry,
+  DEFAULT_ENCODER,
+  DEFAULT_RERANKER,
+} from '../../src/models/catalog.js';
 import { findOnnx, readModelDir } from '../../src/models/dir.js';
 import { fetchModel, verifyModelDir } from '../../src/models/fetch.js';
 import { listModels } from '../../src/models/list.js';
@@ -256,6 +262,7 @@ t.test('scripts/setup left the default models verified: `models fetch` is a quie
     kind: string;
     dim?: number;
     onnxSha256?: string;
+    default?: string;
   }>;
   for (const entry of CATALOG.filter((e) => e.default)) {
     const row = rows.find((r) => r.name === entry.name);
@@ -266,4 +273,13 @@ t.test('scripts/setup left the default models verified: `models fetch` is a quie
   const def = rows.find((r) => r.name === DEFAULT_ENCODER);
   t.equal(def?.kind, 'encoder', 'the default encoder is listed');
   t.equal(def?.dim, 384);
+  // The training scripts read the defaults from here (scripts/paramine_train/common.py).
+  t.same(
+    rows.filter((r) => r.default !== undefined).map((r) => [r.name, r.default]),
+    [
+      [DEFAULT_ENCODER, 'encoder'],
+      [DEFAULT_RERANKER, 'reranker'],
+    ].sort(),
+    'the default encoder and cross-encoder are marked',
+  );
 });
