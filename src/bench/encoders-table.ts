@@ -5,7 +5,9 @@
  * of every positive pair's s2 given its s1 by exact search (top-1/10/100, MRR), and the encoder's build
  * rate (sentences/s) from the same run. Exact search, so the figures are the encoder's, not the index's.
  * `--save DIR` keeps each encoder's row as it finishes and reuses it on the next run (a base-size encoder
- * over 208k sentences takes over an hour on 2 cores: the table fills in over several sessions).
+ * over 208k sentences takes over an hour on 2 cores: the table fills in over several sessions), and
+ * `--work DIR` builds each index under DIR, where a run cut short resumes its build (the row's rate then
+ * comes from the indexer's embedding, training and filling time summed over the runs).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,7 +22,7 @@ import { defineBenchmark, type Log, list } from './harness.js';
 import { machineInfo } from './machine.js';
 import { retrievalMetrics } from './metrics.js';
 import { trainedBy } from './model-card.js';
-import { buildPairIndex, positiveQueries } from './retrieval-index.js';
+import { buildPairIndex, type PairIndex, positiveQueries } from './retrieval-index.js';
 import { rankThrough } from './retrieval-rank.js';
 
 const DATA = '../shared/data';
@@ -37,6 +39,7 @@ export const encodersSchema = z.object({
   sets: z.array(z.string()).min(1).default(DEFAULTS.sets),
   depths: z.array(z.coerce.number().int().min(1)).min(1).default(DEFAULTS.depths),
   save: z.string().optional(),
+  work: z.string().optional(),
 });
 type Options = z.output<typeof encodersSchema>;
 
@@ -53,6 +56,8 @@ export interface EncoderRow {
   sentences: number;
   buildSeconds: number;
   sentencesPerSecond: number;
+  /** The build was resumed: buildSeconds is the indexer's work summed over its runs, not one wall time. */
+  resumed?: boolean;
   sets: SetRow[];
   /** The training run that produced it (its card), or the package it was fetched from. */
   from: string;
@@ -71,51 +76,79 @@ async function measure(
   const t0 = performance.now();
   const built = await buildPairIndex(
     sets.flatMap((s) => s.pairs),
-    { distractors: [o.distractors], model: encoder, factory: 'Flat' },
+    {
+      distractors: [o.distractors],
+      model: encoder,
+      factory: 'Flat',
+      work: o.work === undefined ? undefined : join(o.work, fileName(encoder)),
+    },
     (line) => log(`${encoder}: ${line}`),
   );
-  const buildSeconds = (performance.now() - t0) / 1000;
+  const { summary } = built;
+  const buildSeconds = summary.resumed
+    ? (summary.embedMs + summary.trainMs + summary.fillMs) / 1000
+    : (performance.now() - t0) / 1000;
   const store = SentenceStore.open(join(built.dir, STORE_DIR));
+  let row: EncoderRow;
   try {
     const manifest = await readManifest(built.dir);
-    const corpusSize = store.count;
-    // Built as Flat: the index itself is the exact search.
-    const flat = await ShardedIndex.open(built.dir);
-    const rows: SetRow[] = [];
-    try {
-      for (const s of sets) {
-        const scheme = detectScheme(s.pairs.map((p) => p.label));
-        const queries = positiveQueries(s.pairs, scheme, store, (line) => log(`${s.name}: ${line}`));
-        const vectors = await built.vectors(
-          queries.map((x) => x.q),
-          manifest.dim,
-        );
-        const input = { queries, vectors, dim: manifest.dim, scheme };
-        const r = retrievalMetrics(
-          await rankThrough(flat, input, { deepest: Math.max(...o.depths), corpusSize }),
-          o.depths,
-        );
-        rows.push({ set: s.name, queries: queries.length, top: r.top, mrr: r.mrr });
-      }
-    } finally {
-      await flat.close();
-    }
-    return {
+    row = {
       encoder,
       model: manifest.model.id,
       dim: manifest.dim,
-      sentences: corpusSize,
+      sentences: store.count,
       buildSeconds,
-      sentencesPerSecond: corpusSize / buildSeconds,
-      sets: rows,
+      sentencesPerSecond: store.count / buildSeconds,
+      ...(summary.resumed ? { resumed: true } : {}),
+      sets: await rankSets(built, store, manifest.dim, sets, o, log),
       from: origin(encoder),
       measured: { at: new Date().toISOString(), machine: machineInfo(loadBefore) },
     };
+  } catch (e) {
+    // A kept --work directory stays for the next run; a temporary one goes.
+    if (o.work === undefined) built.remove();
+    throw e;
   } finally {
     await store.close();
-    built.remove();
   }
+  built.remove();
+  return row;
 }
+
+/** Each set's positive pairs ranked by exact search (the index was built as Flat: it is the exact search). */
+async function rankSets(
+  built: PairIndex,
+  store: SentenceStore,
+  dim: number,
+  sets: ReadonlyArray<{ name: string; pairs: LabeledPair[] }>,
+  o: Options,
+  log: Log,
+): Promise<SetRow[]> {
+  const flat = await ShardedIndex.open(built.dir);
+  const rows: SetRow[] = [];
+  try {
+    for (const s of sets) {
+      const scheme = detectScheme(s.pairs.map((p) => p.label));
+      const queries = positiveQueries(s.pairs, scheme, store, (line) => log(`${s.name}: ${line}`));
+      const vectors = await built.vectors(
+        queries.map((x) => x.q),
+        dim,
+      );
+      const input = { queries, vectors, dim, scheme };
+      const r = retrievalMetrics(
+        await rankThrough(flat, input, { deepest: Math.max(...o.depths), corpusSize: store.count }),
+        o.depths,
+      );
+      rows.push({ set: s.name, queries: queries.length, top: r.top, mrr: r.mrr });
+    }
+  } finally {
+    await flat.close();
+  }
+  return rows;
+}
+
+/** A catalog name or a model directory as one file or directory name. */
+const fileName = (encoder: string) => encoder.replace(/[^\w.-]+/g, '_');
 
 /** The run that produced a fine-tuned encoder (its card), else the catalog package it is fetched from. */
 function origin(encoder: string): string {
@@ -125,7 +158,7 @@ function origin(encoder: string): string {
 
 /** The day, the CPU and the load before the row's run (rows of a --save folder come from several runs). */
 const measuredOn = (r: EncoderRow) =>
-  `${r.measured.at.slice(0, 10)}, ${r.measured.machine.cpus} × ${r.measured.machine.cpuModel}, load ${r.measured.machine.loadavgBefore[0]?.toFixed(1)}`;
+  `${r.measured.at.slice(0, 10)}, ${r.measured.machine.cpus} × ${r.measured.machine.cpuModel}, load ${r.measured.machine.loadavgBefore[0]?.toFixed(1)}${r.resumed ? ', build resumed' : ''}`;
 
 function markdown(rows: readonly EncoderRow[], depths: readonly number[]): string {
   const sets = rows[0]?.sets.map((s) => s.set) ?? [];
@@ -149,6 +182,8 @@ function markdown(rows: readonly EncoderRow[], depths: readonly number[]): strin
 export const ENCODERS_HELP = `encoders, catalog names or model directories (${DEFAULTS.encoders.join(', ')})`;
 export const DISTRACTORS_HELP = `the distractor corpus (paramine bench distractors; ${DEFAULTS.distractors})`;
 export const SAVE_HELP = "keep each encoder's row there as it finishes; rows already there are reused";
+export const WORK_HELP =
+  "build each encoder's index under DIR/<encoder>, where a run cut short resumes it (removed once its row is measured)";
 
 export const encoders = defineBenchmark({
   name: 'encoders',
@@ -160,7 +195,8 @@ export const encoders = defineBenchmark({
       .option('--distractors <file>', DISTRACTORS_HELP)
       .option('--sets <files>', `validation pair files (${DEFAULTS.sets.join(', ')})`, list)
       .option('--depths <list>', `top-N depths (${DEFAULTS.depths.join(', ')})`, list)
-      .option('--save <dir>', SAVE_HELP),
+      .option('--save <dir>', SAVE_HELP)
+      .option('--work <dir>', WORK_HELP),
   schema: encodersSchema,
   run: async (o, log) => encoderTable(o, log),
 });
@@ -170,8 +206,7 @@ export async function encoderTable(o: Options, log: Log) {
   const sets = await Promise.all(o.sets.map(async (f) => ({ name: f, pairs: await readPairs(f) })));
   const rows: EncoderRow[] = [];
   for (const encoder of o.encoders) {
-    const saved =
-      o.save === undefined ? undefined : join(o.save, `${encoder.replace(/[^\w.-]+/g, '_')}.json`);
+    const saved = o.save === undefined ? undefined : join(o.save, `${fileName(encoder)}.json`);
     if (saved !== undefined && existsSync(saved)) {
       rows.push(JSON.parse(readFileSync(saved, 'utf8')) as EncoderRow);
       log(`${encoder}: the row measured ${rows.at(-1)?.measured.at} (${saved})`);

@@ -15,6 +15,7 @@ import {
   encodersSchema,
   encoderTable,
   SAVE_HELP,
+  WORK_HELP,
 } from './encoders-table.js';
 import { defineBenchmark, list } from './harness.js';
 import { readJsonOr, trainedBy } from './model-card.js';
@@ -49,6 +50,7 @@ const schema = z.object({
   encoders: z.array(z.string()).min(1).optional(),
   distractors: z.string().optional(),
   save: z.string().optional(),
+  work: z.string().optional(),
 });
 
 export const models = defineBenchmark({
@@ -68,7 +70,8 @@ export const models = defineBenchmark({
       )
       .option('--encoders <names>', `also the sentence encoders' table: ${ENCODERS_HELP}`, list)
       .option('--distractors <file>', `with --encoders: ${DISTRACTORS_HELP}`)
-      .option('--save <dir>', `with --encoders: ${SAVE_HELP}`),
+      .option('--save <dir>', `with --encoders: ${SAVE_HELP}`)
+      .option('--work <dir>', `with --encoders: ${WORK_HELP}`),
   schema,
   async run(o, log) {
     const names = o.rerankers ?? binaryCrossEncoders(o.models);
@@ -99,11 +102,11 @@ export const models = defineBenchmark({
       ),
       '',
     ].join('\n');
-    const { encoders, distractors, save } = o;
+    const { encoders, distractors, save, work } = o;
     const e =
       encoders === undefined
         ? undefined
-        : await encoderTable(encodersSchema.parse({ encoders, distractors, save }), log);
+        : await encoderTable(encodersSchema.parse({ encoders, distractors, save, work }), log);
     return {
       result: { benchmark: 'models', rows, encoders: e?.result },
       markdown: e === undefined ? markdown : `${markdown}\n${e.markdown}`,

@@ -1,14 +1,14 @@
 /**
  * The retrieval benchmark's corpus and index: both sides of every pair, then the distractors, built by the
- * real indexer into a temporary directory (ids follow the indexer's dedup exactly); the queries are the
- * positive pairs whose two sides are two different stored sentences, and their vectors are the ones the
- * indexer kept, so nothing is encoded twice.
+ * real indexer into a temporary directory, or into a kept one where a build cut short resumes (ids follow
+ * the indexer's dedup exactly); the queries are the positive pairs whose two sides are two different stored
+ * sentences, and their vectors are the ones the indexer kept, so nothing is encoded twice.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type LabeledPair, readSentences } from '../corpus/index.js';
-import { buildIndex } from '../indexer/build.js';
+import { type BuildSummary, buildIndex } from '../indexer/build.js';
 import { readChunk } from '../indexer/spill.js';
 import { createIndex, type FaissIndex } from '../native/index.js';
 import type { SentenceStore } from '../store/index.js';
@@ -22,11 +22,13 @@ const PER_CHUNK = 8192;
 export interface PairIndex {
   /** The index directory (manifest, shards, store/, work/ with the kept embeddings). */
   dir: string;
+  /** The indexer's report (`resumed`, and `embedMs` summed over the runs of a resumed build). */
+  summary: BuildSummary;
   /** Rows `ids` of the kept embeddings, one after another. */
   vectors(ids: readonly number[], dim: number): Promise<Float32Array>;
   /** An exact (flat) index over every kept embedding, for the exact-search figures. */
   flat(dim: number, metric: 'ip' | 'l2', n: number): Promise<FaissIndex>;
-  /** Deletes the temporary directory. */
+  /** Deletes the directory (a kept one too: call it once the figures are out). */
   remove(): void;
 }
 
@@ -43,24 +45,34 @@ async function writeCorpus(file: string, pairs: readonly LabeledPair[], distract
     for await (const r of readSentences([f], { onBadRecord: 'skip' }))
       if ('text' in r) lines.push(normalize(r.text));
   }
-  writeFileSync(file, `${lines.join('\n')}\n`);
+  // Whole or not at all: a resumed build checks its input's size.
+  writeFileSync(`${file}.partial`, `${lines.join('\n')}\n`);
+  renameSync(`${file}.partial`, file);
   return lines.length;
 }
 
-/** Builds the index over both sides of every pair plus the distractors, keeping the embeddings. */
+/**
+ * Builds the index over both sides of every pair plus the distractors, keeping the embeddings. With `work`
+ * the build happens there and resumes what an earlier run left (the same corpus is written again: the
+ * indexer refuses to resume over different inputs); without it, in a temporary directory.
+ */
 export async function buildPairIndex(
   pairs: readonly LabeledPair[],
-  o: { distractors: readonly string[]; model: string; factory: string },
+  o: { distractors: readonly string[]; model: string; factory: string; work?: string | undefined },
   log: Log,
 ): Promise<PairIndex> {
-  const tmp = mkdtempSync(join(tmpdir(), 'paramine-bench-retrieval-'));
-  const remove = () => rmSync(tmp, { recursive: true, force: true });
+  const root = o.work ?? mkdtempSync(join(tmpdir(), 'paramine-bench-retrieval-'));
+  const remove = () => rmSync(root, { recursive: true, force: true });
   try {
-    const corpus = join(tmp, 'corpus.txt');
+    const corpus = join(root, 'corpus.txt');
+    const dir = join(root, 'index');
+    const resume = o.work !== undefined && existsSync(dir);
+    mkdirSync(root, { recursive: true });
     const lines = await writeCorpus(corpus, pairs, o.distractors);
-    const dir = join(tmp, 'index');
-    log(`indexing ${lines} sentences (${pairs.length} pairs + distractors)`);
-    await buildIndex({
+    log(
+      `indexing ${lines} sentences (${pairs.length} pairs + distractors)${resume ? `, resuming ${dir}` : ''}`,
+    );
+    const summary = await buildIndex({
       inputs: [corpus],
       out: dir,
       model: o.model,
@@ -71,10 +83,18 @@ export async function buildPairIndex(
       keepEmbeddings: true,
       checkpointEvery: PER_CHUNK,
       quiet: true,
+      resume: o.work !== undefined,
     });
-    return { dir, vectors: keptVectors(join(dir, 'work')), flat: flatIndex(join(dir, 'work')), remove };
+    return {
+      dir,
+      summary,
+      vectors: keptVectors(join(dir, 'work')),
+      flat: flatIndex(join(dir, 'work')),
+      remove,
+    };
   } catch (e) {
-    remove();
+    // A kept directory stays for the next run to resume; a temporary one goes.
+    if (o.work === undefined) remove();
     throw e;
   }
 }

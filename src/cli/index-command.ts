@@ -102,7 +102,7 @@ function summary(s: Awaited<ReturnType<typeof buildIndex>>, out: string): string
             `kFactor ${s.tuned.kFactor}: recall@10 ${s.tuned.recall}, p50 ${s.tuned.p50Ms} ms (tuned)`,
         ]
       : []),
-    `  training ${formatDuration(s.trainMs / 1000)}, filling ${formatDuration(s.fillMs / 1000)}, ` +
+    `  embedding ${formatDuration(s.embedMs / 1000)}${s.resumed ? ' (all runs)' : ''}, training ${formatDuration(s.trainMs / 1000)}, filling ${formatDuration(s.fillMs / 1000)}, ` +
       `wall time ${formatDuration(s.wallMs / 1000)}, peak RSS ${(s.peakRssBytes / 2 ** 20).toFixed(0)} MiB`,
     '',
   ].join('\n');

@@ -58,12 +58,13 @@ export function formatResults(body: SearchResponse): string {
   const lines: string[] = [];
   for (const r of body.results) {
     lines.push(`query: ${r.query}`, '');
-    lines.push(' rank  ann  cosine  label            p      text');
+    // p is the probability of the row's own label (a not_paraphrase row's p is how sure the model is of that).
+    lines.push(' rank  ann  cosine  label            p(label) text');
     for (const [i, c] of r.candidates.entries()) {
       const p =
         c.label !== undefined && c.probabilities ? (c.probabilities[c.label] ?? 0).toFixed(3) : '  -  ';
       lines.push(
-        `${String(i + 1).padStart(5)} ${String(c.annRank).padStart(4)}  ${c.cosine.toFixed(3)}  ${(c.label ?? '-').padEnd(15)} ${p}  ${c.text}`,
+        `${String(i + 1).padStart(5)} ${String(c.annRank).padStart(4)}  ${c.cosine.toFixed(3)}  ${(c.label ?? '-').padEnd(15)} ${p.padEnd(8)} ${c.text}`,
       );
     }
     if (r.candidates.length === 0) lines.push('  (no candidates passed the filters)');

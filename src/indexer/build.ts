@@ -29,8 +29,11 @@ export interface BuildSummary {
   factory: string;
   /** Why this index (auto's reasons, cost). */
   reason: string;
+  /** Embedding the sentences, summed over every run of this build (a resumed build's included). */
+  embedMs: number;
   trainMs: number;
   fillMs: number;
+  /** This run only. */
   wallMs: number;
   /** The process's peak resident set (getrusage maxrss). */
   peakRssBytes: number;
@@ -107,6 +110,7 @@ export async function buildIndex(
       shards: built.shards,
       factory: built.factory,
       reason: built.plan.reason,
+      embedMs: state.elapsedMs,
       trainMs: built.trainMs,
       fillMs: built.fillMs,
       wallMs: Date.now() - started,
@@ -198,6 +202,7 @@ async function finishedBuild(
     shards: manifest.shards.length,
     factory: manifest.factory,
     reason: build.plan?.reason ?? '',
+    embedMs: state.elapsedMs,
     trainMs: build.trainMs ?? 0,
     fillMs: build.fillMs ?? 0,
     wallMs: Date.now() - ctx.started,

@@ -3,12 +3,14 @@
  * sentences (the one index per encoder is the retrieval benchmark's corpus), and several sets share that
  * index, each ranked over all of it.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { encoders } from '../../src/bench/encoders-table.js';
 import { retrievalBenchmark } from '../../src/bench/retrieval.js';
+import { buildPairIndex } from '../../src/bench/retrieval-index.js';
+import { readPairs } from '../../src/corpus/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-bench-encoders-test-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -78,3 +80,39 @@ t.test('two sets share one index; each is ranked among all of it', async (t) => 
   // More sentences can only push A's targets down.
   t.ok((row?.sets[0]?.mrr ?? 1) <= (alone.exact?.mrr ?? 0) + 1e-12, "A's MRR no higher among more sentences");
 });
+
+t.test(
+  '--work: a build an earlier run left there is resumed, not redone, and removed once measured',
+  async (t) => {
+    const work = join(dir, 'work');
+    // What a run stopped after its build leaves (a kill during the build leaves the indexer's checkpoints).
+    const left = await buildPairIndex(
+      await readPairs(setA),
+      { distractors: [distractors], model: MODEL, factory: 'Flat', work: join(work, MODEL) },
+      () => {},
+    );
+    t.notOk(left.summary.resumed);
+    const logged: string[] = [];
+    const run = await encoders.run({ encoders: [MODEL], distractors, sets: [setA], depths, work }, (l) =>
+      logged.push(l),
+    );
+    const row = run.result.rows[0];
+    const ref = await reference();
+    t.ok(
+      logged.some((l) => l.includes('resuming')),
+      'the kept build is resumed',
+    );
+    t.equal(row?.resumed, true);
+    t.same(row?.sets[0]?.top, ref.exact?.top, 'the same figures as a fresh build');
+    t.equal(row?.sets[0]?.mrr, ref.exact?.mrr);
+    const summary = left.summary;
+    t.equal(
+      row?.buildSeconds,
+      (summary.embedMs + summary.trainMs + summary.fillMs) / 1000,
+      "the rate comes from the indexer's work in the earlier run, not this run's wall time",
+    );
+    t.ok((summary.embedMs ?? 0) > 0);
+    t.match(run.markdown, /build resumed/);
+    t.notOk(existsSync(join(work, MODEL)), 'the work directory goes once the row is measured');
+  },
+);
