@@ -55,15 +55,26 @@ def ort_session(path: Path, threads: int):
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
+def graph_of(model_dir: Path) -> Path:
+    """The ONNX graph of a model directory without PyTorch weights (paramine's layouts: model.onnx or onnx/*.onnx)."""
+    graphs = sorted([*model_dir.glob("model.onnx"), *model_dir.glob("onnx/*.onnx")])
+    if not graphs:
+        raise SystemExit(f"{model_dir}: neither PyTorch weights (*.safetensors, *.bin) nor an ONNX graph")
+    return graphs[0]
+
+
 class SentenceEncoder:
     """Tokenizer + a token-embedding model (PyTorch AutoModel or an ONNX graph) + pooling + L2.
 
-    `SentenceEncoder(dir)` runs the PyTorch weights in `dir`; `onnx=PATH` runs that graph instead, with the
+    `SentenceEncoder(dir)` runs the PyTorch weights in `dir`, or its ONNX graph where it has no weights (paramine's
+    committed encoders, e.g. the service's default, are graphs only); `onnx=PATH` runs that graph instead, with the
     tokenizer and pooling config of `dir`. Sentences are batched by length; the result keeps the input order."""
 
     def __init__(self, model_dir: Path, max_len: int = 128, onnx: Path | None = None, threads: int = 2):
         from transformers import AutoTokenizer
 
+        if onnx is None and not any(Path(model_dir).glob("*.safetensors")) and not any(Path(model_dir).glob("*.bin")):
+            onnx = graph_of(Path(model_dir))
         self.tok = AutoTokenizer.from_pretrained(str(model_dir))
         self.max_len = max_len
         self.mode = read_pooling(model_dir)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import calibrate, candidates
 from .common import default_model, log, read_json, write_json
+from .encode import graph_of
 from .pairs import read_source
 
 TASKS = {
@@ -54,13 +55,6 @@ def distractors(data: Path, domain: str, args) -> list[str]:
     return [s for p in read_source(data, "multipit-expert") for s in (p.s1, p.s2)] + auto[: args.calibrate_tweets]
 
 
-def onnx_of(model_dir: Path) -> Path:
-    for c in ("model.onnx", "onnx/model.onnx", "onnx/model_quantized.onnx"):
-        if (model_dir / c).exists():
-            return model_dir / c
-    raise SystemExit(f"{model_dir}: no ONNX graph")
-
-
 def task_candidates(args, name: str, work: Path) -> list[dict]:
     path = work / f"candidates-{name}.jsonl"
     if path.exists():
@@ -68,7 +62,7 @@ def task_candidates(args, name: str, work: Path) -> list[dict]:
     source, domain = TASKS[name]
     data, enc = Path(args.data), Path(args.calibrate_encoder)
     pairs = read_source(data, source)
-    rows, n = candidates.build(pairs, distractors(data, domain, args), enc, onnx_of(enc),
+    rows, n = candidates.build(pairs, distractors(data, domain, args), enc, graph_of(enc),
                                work / "embeddings", args.calibrate_k, args.threads)
     candidates.save(path, rows, {"task": name, "encoder": str(enc), "corpus": n, "k": args.calibrate_k})
     return rows

