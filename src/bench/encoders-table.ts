@@ -105,8 +105,7 @@ async function measure(
       measured: { at: new Date().toISOString(), machine: machineInfo(loadBefore) },
     };
   } catch (e) {
-    // A kept --work directory stays for the next run; a temporary one goes.
-    if (o.work === undefined) built.remove();
+    built.abandon();
     throw e;
   } finally {
     await store.close();

@@ -30,6 +30,8 @@ export interface PairIndex {
   flat(dim: number, metric: 'ip' | 'l2', n: number): Promise<FaissIndex>;
   /** Deletes the directory (a kept one too: call it once the figures are out). */
   remove(): void;
+  /** After a failure: a temporary directory goes, a kept one stays for the next run to resume. */
+  abandon(): void;
 }
 
 /** One query: a positive pair, the id of its s1 (searched) and of its s2 (the target). */
@@ -63,6 +65,9 @@ export async function buildPairIndex(
 ): Promise<PairIndex> {
   const root = o.work ?? mkdtempSync(join(tmpdir(), 'paramine-bench-retrieval-'));
   const remove = () => rmSync(root, { recursive: true, force: true });
+  const abandon = () => {
+    if (o.work === undefined) remove();
+  };
   try {
     const corpus = join(root, 'corpus.txt');
     const dir = join(root, 'index');
@@ -91,10 +96,10 @@ export async function buildPairIndex(
       vectors: keptVectors(join(dir, 'work')),
       flat: flatIndex(join(dir, 'work')),
       remove,
+      abandon,
     };
   } catch (e) {
-    // A kept directory stays for the next run to resume; a temporary one goes.
-    if (o.work === undefined) remove();
+    abandon();
     throw e;
   }
 }
