@@ -31,12 +31,12 @@ def load_validation(data: Path, args) -> tuple[dict[str, list[Pair]], list[Pair]
 
 def mine_negatives(enc: SentenceEncoder, positives: list[Pair], pool_pairs: list[Pair], group_pairs: list[Pair],
                    forbidden: set[str], rng: random.Random, args, source: str) -> tuple[list[Pair], dict]:
-    """One hard negative per positive, from a pool of same-source sentences.
+    """`--mine-per-positive` hard negatives (default one) per positive, from a pool of same-source sentences.
 
     Candidates: the top `--mine-topk` pool neighbours of s1 (cosine, base SBERT) that are not in s1's paraphrase
     group (connected component of all pairs of that source), not s1/s2 themselves, and score below
     (1 - margin) * cos(s1, s2) (guards against unlabeled paraphrases). The negative is drawn at random from the
-    first `--mine-pick` candidates.
+    first `--mine-pick` candidates (without repeats; at least as many as it draws).
     """
     import numpy as np
 
@@ -75,9 +75,12 @@ def mine_negatives(enc: SentenceEncoder, positives: list[Pair], pool_pairs: list
             if not ok:
                 stats["no_candidate"] += 1
                 continue
-            c = rng.choice(ok[: args.mine_pick])
-            out.append(Pair(p.s1, pool[c], 0, f"mined-{source}", {"cos": float(sims[j, c])}))
-            stats["neg_cos"].append(float(sims[j, c]))
+            n = args.mine_per_positive
+            first = ok[: max(args.mine_pick, n)]
+            # one negative: the draw earlier recipes made (their rows stay reproducible)
+            for c in [rng.choice(first)] if n == 1 else rng.sample(first, min(n, len(first))):
+                out.append(Pair(p.s1, pool[c], 0, f"mined-{source}", {"cos": float(sims[j, c])}))
+                stats["neg_cos"].append(float(sims[j, c]))
     nc = np.array(stats.pop("neg_cos") or [0.0])
     stats.update(mined=len(out), neg_cos_mean=round(float(nc.mean()), 4), neg_cos_p90=round(float(np.quantile(nc, 0.9)), 4),
                  pos_cos_mean=round(float(pos_cos.mean()), 4))

