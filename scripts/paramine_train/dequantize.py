@@ -14,9 +14,9 @@ import shutil
 from pathlib import Path
 
 from .common import log
+from .encode import graph_of, predict_onnx, predict_torch
+from .pairs import Pair
 from .reranker import TOKENIZER_FILES
-
-QUANT_SUFFIXES = ("_quantized", "_scale", "_zero_point")
 
 
 def _module_of_matmul(output: str) -> str | None:
@@ -80,8 +80,6 @@ def torch_copy(model_dir: Path, dest: Path) -> Path:
     import torch
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    from .encode import graph_of, predict_onnx
-
     if (dest / "model.safetensors").exists():
         return dest
     dest.mkdir(parents=True, exist_ok=True)
@@ -93,7 +91,8 @@ def torch_copy(model_dir: Path, dest: Path) -> Path:
             shutil.copy2(model_dir / f, dest / f)
     model = AutoModelForSequenceClassification.from_config(AutoConfig.from_pretrained(dest),
                                                            attn_implementation="eager").eval()
-    weights = float_weights(graph_of(model_dir))
+    graph = graph_of(model_dir)
+    weights = float_weights(graph)
     state = model.state_dict()
     missing = [k for k in state if k not in weights and not k.endswith("position_ids")]
     unknown = [k for k in weights if k not in state]
@@ -108,17 +107,13 @@ def torch_copy(model_dir: Path, dest: Path) -> Path:
         model.config.tie_word_embeddings = False  # a sequence classifier has no output embeddings to tie
     model.save_pretrained(dest)
     # parity: the float copy against the graph it came from, on a few pairs
-    from .pairs import Pair
-
     tok = AutoTokenizer.from_pretrained(dest)
     pairs = [Pair("A gentle answer turns away wrath.", "A soft answer turneth away wrath.", 1, "parity"),
              Pair("The cat sat on the mat.", "Stock markets fell sharply on Monday.", 0, "parity"),
              Pair("We train the model with a ranking loss.", "The model is trained using a ranking objective.", 1,
                   "parity")]
-    from .encode import predict_torch
-
     lt = predict_torch(model, tok, pairs, 128)
-    lo, _ = predict_onnx(graph_of(model_dir), tok, pairs, 128, 2)
+    lo, _ = predict_onnx(graph, tok, pairs, 128, 2)
     diff = float(np.abs(np.asarray(lt) - np.asarray(lo)).max())
     log(f"dequantized {model_dir} -> {dest}: max |logit diff| vs its graph {diff:.3f} on {len(pairs)} pairs")
     (dest / "dequantized.json").write_text(json.dumps({"from": str(model_dir), "max_abs_logit_diff": diff}) + "\n")

@@ -55,6 +55,11 @@ def ort_session(path: Path, threads: int):
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
+def has_torch_weights(model_dir: Path) -> bool:
+    """Whether a model directory holds PyTorch weights (paramine's committed models are ONNX graphs only)."""
+    return any(Path(model_dir).glob("*.safetensors")) or any(Path(model_dir).glob("*.bin"))
+
+
 def graph_of(model_dir: Path) -> Path:
     """The ONNX graph of a model directory without PyTorch weights (paramine's layouts: model.onnx or onnx/*.onnx)."""
     graphs = sorted([*model_dir.glob("model.onnx"), *model_dir.glob("onnx/*.onnx")])
@@ -73,7 +78,7 @@ class SentenceEncoder:
     def __init__(self, model_dir: Path, max_len: int = 128, onnx: Path | None = None, threads: int = 2):
         from transformers import AutoTokenizer
 
-        if onnx is None and not any(Path(model_dir).glob("*.safetensors")) and not any(Path(model_dir).glob("*.bin")):
+        if onnx is None and not has_torch_weights(model_dir):
             onnx = graph_of(Path(model_dir))
         self.tok = AutoTokenizer.from_pretrained(str(model_dir))
         self.max_len = max_len

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import card, loop
 from .common import DEFAULT_DATA, REPO, base_model_dir, log, read_rows, set_threads, write_rows
+from .encode import has_torch_weights
 from .reranker_calibrate import calibrate_args
 
 HYPER = ["seed", "epochs", "batch", "lr", "warmup", "weight_decay", "max_len", "expert_repeat", "n_auto", "n_parasci",
@@ -105,7 +106,7 @@ def main():
     if args.stage in ("all", "data"):
         build(args, base, work, out)
     if args.stage in ("all", "train"):
-        if not any(base.glob("*.safetensors")) and not any(base.glob("*.bin")):
+        if not has_torch_weights(base):
             from .dequantize import torch_copy
 
             base = torch_copy(base, work / "base-float")  # a committed graph-only model goes on training

@@ -20,18 +20,8 @@ export const retrievalSchema = z.object({
   pairs: z.string(),
   distractors: z.array(z.string()).default([]),
   model: z.string(),
-  /** One cross-encoder, or several (`a,b`): each reranks the same candidates of the same index. */
-  reranker: z
-    .union([z.string(), z.array(z.string())])
-    .optional()
-    .transform((r) =>
-      [r ?? []].flat().flatMap((x) =>
-        x
-          .split(',')
-          .map((y) => y.trim())
-          .filter(Boolean),
-      ),
-    ),
+  /** The cross-encoders (none, one or several): each reranks the same candidates of the same index. */
+  reranker: z.array(z.string()).default([]),
   rerankDepth: z.coerce.number().int().min(1).max(1000).default(20),
   depths: z.array(z.coerce.number().int().min(1)).min(1),
   exact: z.boolean().default(false),
@@ -170,7 +160,7 @@ export const retrieval = defineBenchmark({
       )
       .option('--distractors <files...>', 'extra corpus files hiding the pairs')
       .option('--model <name|dir>', 'encoder', DEFAULT_ENCODER)
-      .option('--reranker <names>', 'also report top-1/10 after reranking the first K (several: a,b)')
+      .option('--reranker <names>', 'also report top-1/10 after reranking the first K (several: a,b)', list)
       .option('--rerank-depth <k>', 'candidates reranked', '20')
       .option('--depths <list>', 'top-N depths', list, ['1', '10', '100', '1000'])
       .option('--exact', 'also through exact (flat) search', false)

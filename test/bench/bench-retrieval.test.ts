@@ -71,9 +71,7 @@ t.test('demo pairs on IVF-PQ: ANN close to exact, exact equal to brute force, re
     distractors: [],
     model: MODEL,
     // two cross-encoders side by side over the same index and candidates
-    reranker: HAS_RERANKER
-      ? 'paramine-paraphrase-minilm,paramine-paraphrase-minilm-distilled-300k'
-      : undefined,
+    reranker: HAS_RERANKER ? ['paramine-paraphrase-minilm', 'paramine-paraphrase-minilm-distilled-300k'] : [],
     rerankDepth: 5,
     depths: DEPTHS,
     exact: true,
