@@ -36,7 +36,20 @@ export function rankOf<T>(
   excludeId?: T,
   scores?: readonly number[],
 ): number | undefined {
-  if (excludeId !== undefined && targetId === excludeId) {
+  return rankOfAny(new Set([targetId]), resultIds, excludeId, scores);
+}
+
+/**
+ * rankOf with several targets (every sentence known to be a paraphrase of the query): the rank of the first
+ * one in the list, ties lost only to results that are not targets.
+ */
+export function rankOfAny<T>(
+  targets: ReadonlySet<T>,
+  resultIds: readonly T[],
+  excludeId?: T,
+  scores?: readonly number[],
+): number | undefined {
+  if (excludeId !== undefined && targets.has(excludeId)) {
     throw new RangeError('rankOf: the target is the excluded query itself');
   }
   if (scores !== undefined && scores.length !== resultIds.length) {
@@ -47,7 +60,7 @@ export function rankOf<T>(
   for (const [i, id] of resultIds.entries()) {
     if (excludeId !== undefined && id === excludeId) continue;
     rank++;
-    if (id === targetId) {
+    if (targets.has(id)) {
       at = i;
       break;
     }
@@ -56,8 +69,8 @@ export function rankOf<T>(
   if (scores === undefined) return rank;
   const score = scores[at];
   for (const [i, id] of resultIds.entries()) {
-    if (i === at || (excludeId !== undefined && id === excludeId)) continue;
-    if (i > at && scores[i] === score) rank++;
+    if (i <= at || (excludeId !== undefined && id === excludeId)) continue;
+    if (scores[i] === score && !targets.has(id)) rank++;
   }
   return rank;
 }
@@ -65,6 +78,8 @@ export function rankOf<T>(
 export interface RankedQuery {
   /** 1-based rank of the target, undefined when not found within the deepest depth searched. */
   rank: number | undefined;
+  /** The same for the first sentence known to be a paraphrase of s1 (the target or another; see PairQuery). */
+  known?: number | undefined;
   /** Retrieval group (LabelScheme.retrievalGroup of the pair's label). */
   group: string;
 }

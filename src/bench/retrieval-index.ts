@@ -39,6 +39,12 @@ export interface PairQuery {
   pair: LabeledPair;
   q: number;
   t: number;
+  /**
+   * Every stored sentence the data call a paraphrase of s1, t among them: the other side of each positive
+   * pair (of the pairs file and of the `known` pairs) that s1 is in, either way round. A set such as
+   * ParaSCI pairs one sentence with many, so another of them ranked first is a paraphrase found too.
+   */
+  known: ReadonlySet<number>;
 }
 
 async function writeCorpus(file: string, pairs: readonly LabeledPair[], distractors: readonly string[]) {
@@ -134,23 +140,42 @@ function flatIndex(work: string): PairIndex['flat'] {
   };
 }
 
-/** Every positive pair whose sides are two different stored sentences. */
+/**
+ * Every positive pair whose sides are two different stored sentences, with the sentences known to be
+ * paraphrases of its s1 (from these pairs and the positive `known` pairs: other splits of the same data).
+ */
 export function positiveQueries(
   pairs: readonly LabeledPair[],
   scheme: LabelScheme,
   store: SentenceStore,
   log: Log,
+  known: readonly LabeledPair[] = [],
 ): PairQuery[] {
   const idOf = (s: string) => store.idForKey(dedupKey(normalize(s)));
+  const sides = (p: LabeledPair) => {
+    const q = idOf(p.s1);
+    const t = idOf(p.s2);
+    return q !== undefined && t !== undefined && q !== t ? { q, t } : undefined;
+  };
   const positive = pairs.filter((p) => scheme.isPositive(p.label) === true);
+  const partners = new Map<number, Set<number>>();
+  for (const p of [...positive, ...known]) {
+    const ids = sides(p);
+    if (ids === undefined) continue;
+    for (const [a, b] of [
+      [ids.q, ids.t],
+      [ids.t, ids.q],
+    ] as const)
+      partners.set(a, (partners.get(a) ?? new Set<number>()).add(b));
+  }
   const queries: PairQuery[] = [];
   for (const pair of positive) {
-    const q = idOf(pair.s1);
-    const t = idOf(pair.s2);
-    if (q !== undefined && t !== undefined && q !== t) queries.push({ pair, q, t });
+    const ids = sides(pair);
+    if (ids !== undefined) queries.push({ pair, ...ids, known: partners.get(ids.q) ?? new Set([ids.t]) });
   }
+  const mean = queries.reduce((s, x) => s + x.known.size, 0) / Math.max(1, queries.length);
   log(
-    `${queries.length} positive pairs queried (${positive.length - queries.length} skipped: both sides the same sentence after normalization)`,
+    `${queries.length} positive pairs queried (${positive.length - queries.length} skipped: both sides the same sentence after normalization); ${mean.toFixed(1)} known paraphrases per query`,
   );
   return queries;
 }

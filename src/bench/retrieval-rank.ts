@@ -7,7 +7,7 @@ import type { SearchCore } from '../search/core.js';
 import { searchOptionsSchema } from '../search/types.js';
 import { normalize } from '../text/index.js';
 import type { LabelScheme } from '../text/labels.js';
-import { type RankedQuery, rankOf } from './metrics.js';
+import { type RankedQuery, rankOf, rankOfAny } from './metrics.js';
 import type { PairQuery } from './retrieval-index.js';
 
 /** What ranking needs besides the index: the queries, their vectors, and where they are reported. */
@@ -34,7 +34,7 @@ const RERANK_GROUP = 32;
 
 /**
  * The rank of every query's target among the `deepest + 1` nearest neighbours (one more, since s1 itself
- * is among them), undefined when below the deepest depth.
+ * is among them), undefined when below the deepest depth; `known` the same for its first known paraphrase.
  */
 export async function rankThrough(
   index: Searchable,
@@ -52,9 +52,10 @@ export async function rankThrough(
       const x = queries[s + j] as PairQuery;
       const row = [...ids.subarray(j * k, (j + 1) * k)].map(Number);
       const scores = [...distances.subarray(j * k, (j + 1) * k)];
-      const r = rankOf(x.t, row, x.q, scores);
+      const within = (r: number | undefined) => (r !== undefined && r <= o.deepest ? r : undefined);
       ranked.push({
-        rank: r !== undefined && r <= o.deepest ? r : undefined,
+        rank: within(rankOf(x.t, row, x.q, scores)),
+        known: within(rankOfAny(x.known, row, x.q, scores)),
         group: scheme.retrievalGroup(x.pair.label),
       });
     }
@@ -86,7 +87,11 @@ export async function rankAfterRerank(
     );
     group.forEach((x, j) => {
       const ids = (results[j]?.candidates ?? []).map((c) => c.id);
-      ranked.push({ rank: rankOf(x.t, ids, x.q), group: scheme.retrievalGroup(x.pair.label) });
+      ranked.push({
+        rank: rankOf(x.t, ids, x.q),
+        known: rankOfAny(x.known, ids, x.q),
+        group: scheme.retrievalGroup(x.pair.label),
+      });
     });
   }
   return ranked;

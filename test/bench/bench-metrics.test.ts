@@ -4,6 +4,7 @@ import {
   detection,
   multiClass,
   rankOf,
+  rankOfAny,
   retrievalMetrics,
 } from '../../src/bench/metrics.js';
 import { detectScheme } from '../../src/text/labels.js';
@@ -33,6 +34,20 @@ t.test('rankOf ties: pessimistic, independent of the order the index returned eq
   // Distances work the same way (only equality matters, the list is already best first).
   t.equal(rankOf('t', ['t', 'x', 'y'], undefined, [0.1, 0.1, 0.4]), 2);
   t.equal(rankOf('t', ['t', 'x'], undefined, [0.1, 0.2]), 1, 'no tie');
+});
+
+t.test('rankOfAny: the first of several targets; ties lost to non-targets only', async (t) => {
+  t.equal(rankOfAny(new Set([9, 3]), [7, 3, 9], 5), 2, 'the first target in the list');
+  t.equal(rankOfAny(new Set([9, 3]), [7, 3, 9], 7), 1, 'the query excluded');
+  t.equal(rankOfAny(new Set([4, 8]), [7, 3, 9]), undefined);
+  t.throws(() => rankOfAny(new Set([3, 5]), [3], 5), RangeError, 'a target that is the query');
+  // a, t, u, b tie at 0.8: t is after a and b (non-targets), u (a target) costs nothing -> 3.
+  t.equal(rankOfAny(new Set(['t', 'u']), ['a', 't', 'u', 'b'], undefined, [0.8, 0.8, 0.8, 0.8]), 3);
+  t.equal(
+    rankOfAny(new Set(['t']), ['a', 't', 'b', 'c', 'd'], undefined, [0.9, 0.8, 0.8, 0.8, 0.7]),
+    rankOf('t', ['a', 't', 'b', 'c', 'd'], undefined, [0.9, 0.8, 0.8, 0.8, 0.7]),
+    'one target: rankOf',
+  );
 });
 
 t.test('retrieval: top-N, not found within the deepest N, MRR@deepest, per group', async (t) => {

@@ -121,4 +121,43 @@ t.test('demo pairs on IVF-PQ: ANN close to exact, exact equal to brute force, re
       t.same(result.reranked[i]?.top, metrics.top, `${reranker}: the result reports the same figures`);
     }
   }
+  // Each verse has its one twin: the known-paraphrase figures are the target's.
+  t.equal(result.known.per_query, 1, 'one known paraphrase per query');
+  t.same(result.known.overall, result.overall, 'known = target when the target is the only one');
+  t.same(
+    run.known.reranked.map((r) => r.metrics.top),
+    run.reranked.map((r) => r.metrics.top),
+  );
+});
+
+t.test('--known pairs: any sentence paired with s1 counts as found, ANN and reranked', async (t) => {
+  // Every first side paired with every other sentence of the corpus: whatever comes first is known.
+  const rows = lines.slice(1, 71).map((l) => l.split('\t'));
+  const all = rows.flatMap((r) => [r[0], r[1]]);
+  const known = join(dir, 'known.tsv');
+  writeFileSync(
+    known,
+    `s1\ts2\tlabel\n${rows.flatMap((r) => all.filter((s) => s !== r[0]).map((s) => `${r[0]}\t${s}\t1`)).join('\n')}\n`,
+  );
+  const run = await retrievalBenchmark({
+    pairs,
+    known: [known],
+    model: MODEL,
+    reranker: HAS_RERANKER ? ['paramine-paraphrase-minilm-distilled-300k'] : [],
+    rerankDepth: 5,
+    depths: DEPTHS,
+    factory: 'IVF4,PQ16x4np',
+    nprobe: 2,
+  });
+  const { result } = run;
+  t.same(result.known.files, [known]);
+  t.ok(result.known.per_query > 100, `known paraphrases per query ${result.known.per_query}`);
+  t.equal(result.known.overall.top['1'], 1, 'top-1 of any known paraphrase: every query');
+  t.ok((result.overall.top['1'] as number) < 1, `the target alone: top-1 ${result.overall.top['1']}`);
+  for (const r of result.known.reranked) t.equal(r.top['1'], 1, `${r.reranker}: reranked top-1 known`);
+  const ranks = run.ranked.ann;
+  t.ok(
+    ranks.every((x) => x.rank === undefined || (x.known !== undefined && x.known <= x.rank)),
+    'a known paraphrase never ranks below the target, which is one of them',
+  );
 });
