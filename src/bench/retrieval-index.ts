@@ -173,9 +173,12 @@ export function positiveQueries(
     const ids = sides(pair);
     if (ids !== undefined) queries.push({ pair, ...ids, known: partners.get(ids.q) ?? new Set([ids.t]) });
   }
-  const mean = queries.reduce((s, x) => s + x.known.size, 0) / Math.max(1, queries.length);
   log(
-    `${queries.length} positive pairs queried (${positive.length - queries.length} skipped: both sides the same sentence after normalization); ${mean.toFixed(1)} known paraphrases per query`,
+    `${queries.length} positive pairs queried (${positive.length - queries.length} skipped: both sides the same sentence after normalization); ${knownPerQuery(queries).toFixed(1)} known paraphrases per query`,
   );
   return queries;
 }
+
+/** Known paraphrases per query, on average (1 where each s1 has only its own s2). */
+export const knownPerQuery = (queries: readonly PairQuery[]) =>
+  queries.reduce((s, x) => s + x.known.size, 0) / Math.max(1, queries.length);

@@ -15,7 +15,7 @@ import { retrievalSvg } from './figure.js';
 import { defineBenchmark, type Log, list } from './harness.js';
 import { type RankedQuery, type RetrievalResult, retrievalMetrics } from './metrics.js';
 import { retrievalMarkdown } from './report.js';
-import { buildPairIndex, type PairIndex, positiveQueries } from './retrieval-index.js';
+import { buildPairIndex, knownPerQuery, type PairIndex, positiveQueries } from './retrieval-index.js';
 import { type RankInput, rankAfterRerank, rankThrough } from './retrieval-rank.js';
 
 export const retrievalSchema = z.object({
@@ -75,6 +75,7 @@ const knownRanks = (ranks: readonly RankedQuery[]): RankedQuery[] =>
 async function rankAll(
   built: PairIndex,
   pairs: readonly LabeledPair[],
+  known: readonly LabeledPair[],
   o: z.output<typeof retrievalSchema>,
   log: Log,
 ) {
@@ -87,7 +88,7 @@ async function rankAll(
     const { index, store } = service;
     const dim = index.dim;
     const corpusSize = store.count;
-    const queries = positiveQueries(pairs, scheme, store, log, await knownPairs(o));
+    const queries = positiveQueries(pairs, scheme, store, log, known);
     const input: RankInput = {
       queries,
       vectors: await built.vectors(
@@ -130,12 +131,20 @@ async function rankAll(
 export async function retrievalBenchmark(options: RetrievalOptions, log: Log = () => {}) {
   const o = retrievalSchema.parse(options);
   const pairs = await readPairs(o.pairs);
+  // Read before the build: a bad file fails in seconds, not after minutes of embedding.
+  const knownPositive = await knownPairs(o);
   const tb = performance.now();
   const built = await buildPairIndex(pairs, o, log);
   // Building is almost all embedding: its rate stands for the encoder's speed next to its quality.
   const buildS = (performance.now() - tb) / 1000;
   try {
-    const { ranked, queries, scheme, corpusSize, annS, manifest } = await rankAll(built, pairs, o, log);
+    const { ranked, queries, scheme, corpusSize, annS, manifest } = await rankAll(
+      built,
+      pairs,
+      knownPositive,
+      o,
+      log,
+    );
     const rerankDepths = [1, 10].filter((d) => d <= o.rerankDepth);
     // Every figure twice: the pair's own s2 as the one target, and any known paraphrase of s1.
     const figures = (pick: (r: readonly RankedQuery[]) => RankedQuery[]) => {
@@ -167,7 +176,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
       reranked: rows,
       known: {
         files: o.known,
-        per_query: queries.reduce((s, x) => s + x.known.size, 0) / Math.max(1, queries.length),
+        per_query: knownPerQuery(queries),
         overall: overall(known.ann),
         ...(known.exact ? { exact: overall(known.exact) } : {}),
         reranked: known.rows,

@@ -161,3 +161,15 @@ t.test('--known pairs: any sentence paired with s1 counts as found, ANN and rera
     'a known paraphrase never ranks below the target, which is one of them',
   );
 });
+
+t.test('a --known file that cannot be read fails before any embedding', async (t) => {
+  const logged: string[] = [];
+  await t.rejects(
+    retrievalBenchmark(
+      { pairs, known: [join(dir, 'missing.tsv')], model: MODEL, depths: DEPTHS, factory: 'auto' },
+      (line) => logged.push(line),
+    ),
+    { code: 'FILE_NOT_FOUND' },
+  );
+  t.same(logged, [], 'nothing indexed');
+});
