@@ -44,6 +44,7 @@ export async function rankThrough(
   const { queries, vectors, dim, scheme } = input;
   const k = Math.min(o.deepest + 1, o.corpusSize);
   const opts = o.nprobe === undefined ? {} : { nprobe: o.nprobe };
+  const within = (r: number | undefined) => (r !== undefined && r <= o.deepest ? r : undefined);
   const ranked: RankedQuery[] = [];
   for (let s = 0; s < queries.length; s += SEARCH_BATCH) {
     const part = vectors.subarray(s * dim, Math.min(queries.length, s + SEARCH_BATCH) * dim);
@@ -52,7 +53,6 @@ export async function rankThrough(
       const x = queries[s + j] as PairQuery;
       const row = [...ids.subarray(j * k, (j + 1) * k)].map(Number);
       const scores = [...distances.subarray(j * k, (j + 1) * k)];
-      const within = (r: number | undefined) => (r !== undefined && r <= o.deepest ? r : undefined);
       ranked.push({
         rank: within(rankOf(x.t, row, x.q, scores)),
         known: within(rankOfAny(x.known, row, x.q, scores)),

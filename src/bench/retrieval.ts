@@ -53,22 +53,26 @@ interface Ranked {
   reranked: { reranker: string; ranks: RankedQuery[] }[];
 }
 
+/** A pair file's label scheme, `--positive` applied. */
+const schemeOf = (pairs: readonly LabeledPair[], o: z.output<typeof retrievalSchema>) =>
+  detectScheme(
+    pairs.map((p) => p.label),
+    o.positive ? { positive: o.positive } : {},
+  );
+
 /** The positive pairs of the `known` files, each file's labels read by its own scheme. */
 async function knownPairs(o: z.output<typeof retrievalSchema>): Promise<LabeledPair[]> {
   const out: LabeledPair[] = [];
   for (const file of o.known) {
     const pairs = await readPairs(file);
-    const scheme = detectScheme(
-      pairs.map((p) => p.label),
-      o.positive ? { positive: o.positive } : {},
-    );
+    const scheme = schemeOf(pairs, o);
     out.push(...pairs.filter((p) => scheme.isPositive(p.label) === true));
   }
   return out;
 }
 
 /** The same ranks counting the first known paraphrase as found. */
-const knownRanks = (ranks: readonly RankedQuery[]): RankedQuery[] =>
+const knownRanks = (ranks: readonly RankedQuery[]): readonly RankedQuery[] =>
   ranks.map((r) => ({ rank: r.known, group: r.group }));
 
 /** Opens the service over the built index and ranks every query through ANN, exact and rerank. */
@@ -79,10 +83,7 @@ async function rankAll(
   o: z.output<typeof retrievalSchema>,
   log: Log,
 ) {
-  const scheme = detectScheme(
-    pairs.map((p) => p.label),
-    o.positive ? { positive: o.positive } : {},
-  );
+  const scheme = schemeOf(pairs, o);
   const service = await openService({ index: built.dir, model: o.model, reranker: false });
   try {
     const { index, store } = service;
@@ -147,7 +148,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
     );
     const rerankDepths = [1, 10].filter((d) => d <= o.rerankDepth);
     // Every figure twice: the pair's own s2 as the one target, and any known paraphrase of s1.
-    const figures = (pick: (r: readonly RankedQuery[]) => RankedQuery[]) => {
+    const figures = (pick: (r: readonly RankedQuery[]) => readonly RankedQuery[]) => {
       const exact = ranked.exact && retrievalMetrics(pick(ranked.exact), o.depths);
       const reranked = ranked.reranked.map((r) => ({
         reranker: r.reranker,
@@ -161,7 +162,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
       }));
       return { ann: retrievalMetrics(pick(ranked.ann), o.depths), exact, reranked, rows };
     };
-    const { ann, exact, reranked, rows } = figures((r) => [...r]);
+    const { ann, exact, reranked, rows } = figures((r) => r);
     const known = figures(knownRanks);
     const result = {
       kind: 'retrieval' as const,
