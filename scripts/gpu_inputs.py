@@ -56,17 +56,7 @@ def main():
     for name in ("mrpc", "multipit-expert-val"):
         (out / "data" / FILES[name]).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(data / FILES[name], out / "data" / FILES[name])
-    os.environ["PARAMINE_PAIRS_CACHE"] = str(out / "pairs-cache")
-    from paramine_train.reranker import load_validation
-
-    val, _, _ = load_validation(data, argparse.Namespace(mrpc_heldout=0.1, seed=13))
-    held = {norm_key(s) for v in val.values() for p in v for s in (p.s1, p.s2)}
-    del os.environ["PARAMINE_PAIRS_CACHE"]
-    for name in HELD:
-        held |= {norm_key(s) for p in read_source(data, name) for s in (p.s1, p.s2)}
-
-    def ok(s1: str, s2: str) -> bool:
-        return norm_key(s1) not in held and norm_key(s2) not in held and norm_key(s1) != norm_key(s2)
+    ok = allowed(data, cache=out / "pairs-cache")
 
     with open(a.labeled, encoding="utf-8") as f:
         labeled = [r for r in map(json.loads, f) if r["source"] not in ("teacher", "relabeled")]
@@ -91,10 +81,38 @@ def main():
     np.save(out / "pairs.npy", ids)
     with gzip.open(out / "sentences.txt.gz", "wt", encoding="utf-8") as f:
         f.write("\n".join(table))
-    auto = [{"s1": p.s1, "s2": p.s2} for p in read_source(data, "multipit-auto") if ok(p.s1, p.s2)]
+    auto = auto_pairs(data, ok)
     write_gz(out / "auto.jsonl.gz", auto)
     log(f"labeled {len(labeled)}, candidates {len(pairs)} over {len(table)} sentences "
         f"({len(seen)} distinct allowed), auto {len(auto)} -> {out}")
+
+
+def allowed(data: Path, cache: Path | None = None):
+    """The test every pair sent to the GPU passes: no sentence of a validation set (those the data stage holds out
+    and HELD), two different sentences. With `cache`, the validation files' dumps are kept there (the GPU side
+    reads them from $PARAMINE_PAIRS_CACHE)."""
+    from paramine_train.reranker import load_validation
+
+    if cache is not None:
+        os.environ["PARAMINE_PAIRS_CACHE"] = str(cache)
+    try:
+        val, _, _ = load_validation(data, argparse.Namespace(mrpc_heldout=0.1, seed=13))
+    finally:
+        os.environ.pop("PARAMINE_PAIRS_CACHE", None)
+    held = {norm_key(s) for v in val.values() for p in v for s in (p.s1, p.s2)}
+    for name in HELD:
+        held |= {norm_key(s) for p in read_source(data, name) for s in (p.s1, p.s2)}
+
+    def ok(s1: str, s2: str) -> bool:
+        return norm_key(s1) not in held and norm_key(s2) not in held and norm_key(s1) != norm_key(s2)
+
+    return ok
+
+
+def auto_pairs(data: Path, ok) -> list[dict]:
+    """MultiPIT_Auto train pairs that pass `ok`, in file order: the order of auto.jsonl.gz and of the teacher's
+    `auto` scores in a GPU round's scores.npz."""
+    return [{"s1": p.s1, "s2": p.s2} for p in read_source(data, "multipit-auto") if ok(p.s1, p.s2)]
 
 
 def convert_weights(src: Path, dst: Path, dtype: str):

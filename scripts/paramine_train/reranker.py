@@ -3,6 +3,7 @@ Export, evaluation and calibration are in reranker_export.py, the model card in 
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import shutil
@@ -116,6 +117,21 @@ def write_heldout(path: Path, held: list[Pair], total: int, args):
     path.write_text(text)
 
 
+def relabel(pairs: list[Pair], labels_file: str | None) -> list[Pair]:
+    """`pairs` with the labels of `labels_file` (JSON lines s1/s2/label, gzip too) where it has the pair, either
+    way round; the others keep theirs. None: the pairs as they are."""
+    if labels_file is None:
+        return pairs
+    opener = gzip.open if labels_file.endswith(".gz") else open
+    with opener(labels_file, "rt", encoding="utf-8") as f:
+        table = {frozenset((norm_key(r["s1"]), norm_key(r["s2"]))): int(r["label"]) for r in map(json.loads, f)}
+    out = [Pair(p.s1, p.s2, table.get(frozenset((norm_key(p.s1), norm_key(p.s2))), p.label), p.source, p.meta)
+           for p in pairs]
+    changed = sum(a.label != b.label for a, b in zip(pairs, out))
+    log(f"{labels_file}: {len(table)} labels, {changed} of {len(pairs)} pairs changed")
+    return out
+
+
 def build_data(args, base: Path, work: Path, out: Path):
     data = Path(args.data)
     if not (data / "mrpc/train.tsv").exists():
@@ -132,7 +148,7 @@ def build_data(args, base: Path, work: Path, out: Path):
                 and norm_key(p.s1) != norm_key(p.s2)]
 
     expert = read_source(data, "multipit-expert")
-    auto_all = read_source(data, "multipit-auto")
+    auto_all = relabel(read_source(data, "multipit-auto"), args.auto_labels)
     parasci_all = read_source(data, "parasci-acl")
     raw_counts = {"mrpc-train-part": len(mrpc_train), "multipit-expert-train": len(expert),
                   "multipit-auto-train": len(auto_all), "parasci-acl-train": len(parasci_all)}
@@ -143,7 +159,9 @@ def build_data(args, base: Path, work: Path, out: Path):
 
     auto_idx = list(range(len(auto_c)))
     rng.shuffle(auto_idx)
-    auto_pos = [auto_c[i] for i in auto_idx[: args.n_auto]]
+    auto_sub = [auto_c[i] for i in auto_idx[: args.n_auto]]
+    auto_pos = [p for p in auto_sub if p.label == 1]
+    auto_neg = [p for p in auto_sub if p.label == 0]
     auto_pool = [auto_c[i] for i in auto_idx[args.n_auto : args.n_auto + args.auto_pool]]
     par_idx = list(range(len(parasci_c)))
     rng.shuffle(par_idx)
@@ -156,7 +174,8 @@ def build_data(args, base: Path, work: Path, out: Path):
     mrpc_mine_src = rng.sample(mrpc_pos, min(args.n_mrpc_mined, len(mrpc_pos)))
 
     enc = SentenceEncoder(Path(args.mine_encoder) if args.mine_encoder else base, args.max_len)
-    mined_auto, st_auto = mine_negatives(enc, auto_pos, auto_pool, auto_c, forbidden, rng, args, "multipit-auto")
+    auto_groups = [p for p in auto_c if p.label == 1]
+    mined_auto, st_auto = mine_negatives(enc, auto_pos, auto_pool, auto_groups, forbidden, rng, args, "multipit-auto")
     mined_par, st_par = mine_negatives(enc, par_pos, par_pool, parasci_c, forbidden, rng, args, "parasci-acl")
     mined_mrpc, st_mrpc = mine_negatives(enc, mrpc_mine_src, mrpc_c, mrpc_c, forbidden, rng, args, "mrpc")
     del enc
@@ -164,7 +183,8 @@ def build_data(args, base: Path, work: Path, out: Path):
     parts = {
         "mrpc-train-part positives": mrpc_pos, "mrpc-train-part negatives (labeled)": mrpc_neg,
         "multipit-expert-train positives": exp_pos, "multipit-expert-train negatives (labeled)": exp_neg,
-        "multipit-auto positives (subsample)": auto_pos, "parasci-acl positives (subsample)": par_pos,
+        "multipit-auto positives (subsample)": auto_pos, "multipit-auto negatives (teacher-relabeled)": auto_neg,
+        "parasci-acl positives (subsample)": par_pos,
         "mined negatives multipit-auto": mined_auto, "mined negatives parasci-acl": mined_par,
         "mined negatives mrpc": mined_mrpc,
     }

@@ -157,7 +157,7 @@ other pair's order is swapped with probability 0.5. In all {d['train_rows']:,} t
 {', '.join(f'{k} {n:,}' for k, n in d['raw'].items())}; dropped for sharing a sentence with validation (or
 s1 == s2): {', '.join(f'{k} {n:,}' for k, n in d['dropped_overlap'].items())}.
 MultiPIT_Auto and ParaSCI-ACL positives are random subsamples ({h['n_auto']:,} and {h['n_parasci']:,}) sized to the
-CPU budget.
+CPU budget.{f" MultiPIT_Auto's labels are a teacher's (`{h['auto_labels']}`, scripts/auto_relabeled.py): the pairs it put under its cut train as negatives and get no mined negative." if h.get('auto_labels') else ''}
 
 Hard negatives were mined with {f"`{h['mine_encoder']}`" if h.get('mine_encoder') else 'the base all-MiniLM-L6-v2'} (mean pooling, cosine): per positive `(s1, s2)`, the top
 {h['mine_topk']} neighbours of s1 in a pool of same-source sentences (the subsampled pairs plus {h['auto_pool']:,}

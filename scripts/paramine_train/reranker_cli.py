@@ -12,7 +12,7 @@ from .encode import has_torch_weights
 from .reranker_calibrate import calibrate_args
 
 HYPER = ["seed", "epochs", "batch", "lr", "warmup", "weight_decay", "max_len", "expert_repeat", "n_auto", "n_parasci",
-         "n_mrpc_mined", "auto_pool", "parasci_pool", "mine_topk", "mine_pick", "mine_per_positive", "mine_margin",
+         "n_mrpc_mined", "auto_pool", "auto_labels", "parasci_pool", "mine_topk", "mine_pick", "mine_per_positive", "mine_margin",
          "mrpc_heldout", "opset", "threads", "int8_tolerance", "max_steps", "max_minutes", "base", "mine_encoder", "task",
          "turku_heldout", "teacher", "distill_pairs", "distill_limit", "out", "work"]
 
@@ -52,6 +52,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--n-parasci", type=int, default=6000)
     ap.add_argument("--n-mrpc-mined", type=int, default=1500)
     ap.add_argument("--auto-pool", type=int, default=12000, help="extra MultiPIT_Auto pairs in the mining pool")
+    ap.add_argument("--auto-labels", metavar="FILE",
+                    help="MultiPIT_Auto train relabeled by a teacher (JSON lines s1/s2/label, gzip too: "
+                         "scripts/auto_relabeled.py); its negatives train as negatives and are mined for none")
     ap.add_argument("--parasci-pool", type=int, default=8000, help="extra ParaSCI-ACL pairs in the mining pool")
     ap.add_argument("--mine-topk", type=int, default=30)
     ap.add_argument("--mine-pick", type=int, default=3)

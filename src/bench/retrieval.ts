@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { type LabeledPair, readPairs } from '../corpus/index.js';
 import { DEFAULT_ENCODER } from '../models/catalog.js';
+import { resolveModelDir } from '../models/resolve.js';
 import { openService } from '../service/index.js';
 import { detectScheme } from '../text/labels.js';
 import { retrievalSvg } from './figure.js';
@@ -132,8 +133,9 @@ async function rankAll(
 export async function retrievalBenchmark(options: RetrievalOptions, log: Log = () => {}) {
   const o = retrievalSchema.parse(options);
   const pairs = await readPairs(o.pairs);
-  // Read before the build: a bad file fails in seconds, not after minutes of embedding.
+  // Read before the build: a bad file or model name fails in seconds, not after minutes of embedding.
   const knownPositive = await knownPairs(o);
+  for (const r of o.reranker) resolveModelDir(r, 'reranker');
   const tb = performance.now();
   const built = await buildPairIndex(pairs, o, log);
   // Building is almost all embedding: its rate stands for the encoder's speed next to its quality.

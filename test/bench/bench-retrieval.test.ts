@@ -173,3 +173,15 @@ t.test('a --known file that cannot be read fails before any embedding', async (t
   );
   t.same(logged, [], 'nothing indexed');
 });
+
+t.test('a --reranker that is not there fails before any embedding', async (t) => {
+  const logged: string[] = [];
+  await t.rejects(
+    retrievalBenchmark(
+      { pairs, reranker: [join(dir, 'no-such-model')], model: MODEL, depths: DEPTHS, factory: 'auto' },
+      (line) => logged.push(line),
+    ),
+    { code: 'NOT_FOUND' },
+  );
+  t.same(logged, [], 'nothing indexed');
+});
