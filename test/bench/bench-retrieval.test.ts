@@ -162,26 +162,19 @@ t.test('--known pairs: any sentence paired with s1 counts as found, ANN and rera
   );
 });
 
-t.test('a --known file that cannot be read fails before any embedding', async (t) => {
-  const logged: string[] = [];
-  await t.rejects(
-    retrievalBenchmark(
-      { pairs, known: [join(dir, 'missing.tsv')], model: MODEL, depths: DEPTHS, factory: 'auto' },
-      (line) => logged.push(line),
-    ),
-    { code: 'FILE_NOT_FOUND' },
-  );
-  t.same(logged, [], 'nothing indexed');
-});
-
-t.test('a --reranker that is not there fails before any embedding', async (t) => {
-  const logged: string[] = [];
-  await t.rejects(
-    retrievalBenchmark(
-      { pairs, reranker: [join(dir, 'no-such-model')], model: MODEL, depths: DEPTHS, factory: 'auto' },
-      (line) => logged.push(line),
-    ),
-    { code: 'NOT_FOUND' },
-  );
-  t.same(logged, [], 'nothing indexed');
-});
+const refused: [string, { known?: string[]; reranker?: string[] }, string][] = [
+  ['a --known file that cannot be read', { known: [join(dir, 'missing.tsv')] }, 'FILE_NOT_FOUND'],
+  ['a --reranker that is not there', { reranker: [join(dir, 'no-such-model')] }, 'NOT_FOUND'],
+];
+for (const [what, bad, code] of refused) {
+  t.test(`${what} fails before any embedding`, async (t) => {
+    const logged: string[] = [];
+    await t.rejects(
+      retrievalBenchmark({ pairs, ...bad, model: MODEL, depths: DEPTHS, factory: 'auto' }, (line) =>
+        logged.push(line),
+      ),
+      { code },
+    );
+    t.same(logged, [], 'nothing indexed');
+  });
+}
