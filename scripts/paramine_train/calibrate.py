@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 from .common import log
-from .encode import ort_session, predict_torch, softmax
+from .encode import ort_session, predict_torch, served_batch, softmax
 
 CLIP = 1e-6
 
@@ -42,8 +42,10 @@ def score_pairs(model_dir: Path, pairs: list[tuple[str, str]], threads: int, bat
     pos = positive_indices(model_dir)
     if onnx is None and not (Path(model_dir) / "model.onnx").exists():
         return _score_torch(model_dir, tok, pairs, min(max_len, 512), batch, pos)
-    sess = ort_session(onnx or Path(model_dir) / "model.onnx", threads)
+    graph = onnx or Path(model_dir) / "model.onnx"
+    sess = ort_session(graph, threads)
     names = {i.name for i in sess.get_inputs()}
+    batch = served_batch(graph, batch)
     out = np.zeros(len(pairs))
     order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
     for b in range(0, len(order), batch):

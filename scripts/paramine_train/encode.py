@@ -55,6 +55,13 @@ def ort_session(path: Path, threads: int):
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
+def served_batch(path: Path, batch: int) -> int:
+    """The batch a graph is scored in here: 1 where it quantizes its activations at run time, as the service
+    scores such a graph (src/models/runtime.ts: the scale of a batch's activations would otherwise make a pair's
+    probability, and so the label cut chosen on it, depend on the pairs it was batched with); else `batch`."""
+    return 1 if b"DynamicQuantizeLinear" in Path(path).read_bytes() else batch
+
+
 def has_torch_weights(model_dir: Path) -> bool:
     """Whether a model directory holds PyTorch weights (paramine's committed models are ONNX graphs only)."""
     return any(Path(model_dir).glob("*.safetensors")) or any(Path(model_dir).glob("*.bin"))
@@ -159,7 +166,7 @@ def predict_onnx(path: Path, tok, pairs, max_len: int, threads: int, batch: int 
     sess = ort_session(path, threads)
     names = {i.name for i in sess.get_inputs()}
     out, t0 = None, time.time()
-    for ids, enc in pair_batches(tok, pairs, batch, max_len):
+    for ids, enc in pair_batches(tok, pairs, served_batch(path, batch), max_len):
         logits = sess.run(["logits"], {k: v for k, v in enc.items() if k in names})[0]
         if out is None:
             out = np.zeros((len(pairs), logits.shape[1]), dtype=np.float32)
