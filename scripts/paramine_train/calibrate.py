@@ -127,7 +127,10 @@ def score_candidates(model_dir: Path, rows: list[dict], threads: int, cache: Pat
     from .common import sha256
 
     pairs = sorted({(r["query"], c["text"]) for r in rows for c in r["cands"]})
-    path = cache / f"scores-{sha256(Path(model_dir) / 'model.onnx')[:16]}.jsonl" if cache else None
+    graph = Path(model_dir) / "model.onnx"
+    # one-pair-per-run scores get a file of their own: caches written before served_batch hold batched scores
+    per_pair = "-per-pair" if graph.exists() and served_batch(graph, 2) == 1 else ""
+    path = cache / f"scores-{sha256(graph)[:16]}{per_pair}.jsonl" if cache else None
     known = {}
     if path and path.exists():
         for line in open(path, encoding="utf-8"):
