@@ -59,7 +59,10 @@ def served_batch(path: Path, batch: int) -> int:
     """The batch a graph is scored in here: 1 where it quantizes its activations at run time, as the service
     scores such a graph (src/models/runtime.ts: the scale of a batch's activations would otherwise make a pair's
     probability, and so the label cut chosen on it, depend on the pairs it was batched with); else `batch`."""
-    return 1 if b"DynamicQuantizeLinear" in Path(path).read_bytes() else batch
+    import mmap
+
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:  # no copy of a large graph
+        return 1 if m.find(b"DynamicQuantizeLinear") != -1 else batch
 
 
 def has_torch_weights(model_dir: Path) -> bool:
