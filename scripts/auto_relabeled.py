@@ -13,14 +13,12 @@ paraphrase".
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_inputs import allowed, auto_pairs  # noqa: E402
+from gpu_inputs import allowed, auto_pairs, jsonl, write_gz  # noqa: E402
 from paramine_train.common import DEFAULT_DATA, log  # noqa: E402
 
 
@@ -43,17 +41,15 @@ def main():
 
     round_dir = Path(a.round)
     auto = auto_pairs(Path(a.data), allowed(Path(a.data)))
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in auto)
     want = expected_sha(round_dir, "auto.jsonl")
-    if hashlib.sha256(text.encode("utf-8")).hexdigest() != want:
+    if hashlib.sha256(jsonl(auto).encode("utf-8")).hexdigest() != want:
         sys.exit(f"the MultiPIT_Auto pairs rebuilt from {a.data} are not the round's auto.jsonl (sha256 {want}): "
                  "the data or the validation split changed since the round")
     p = np.load(round_dir / "scores.npz")["auto"].astype(np.float32)
     if len(p) != len(auto):
         sys.exit(f"scores.npz has {len(p)} auto scores for {len(auto)} pairs")
     rows = [{**r, "p": round(float(x), 4), "label": int(x >= a.relabel)} for r, x in zip(auto, p)]
-    with gzip.open(a.out, "wt", encoding="utf-8") as f:
-        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    write_gz(Path(a.out), rows)
     flipped = sum(1 - r["label"] for r in rows)
     log(f"{len(rows)} pairs, {flipped} ({100 * flipped / len(rows):.1f}%) under {a.relabel} -> label 0 -> {a.out}")
 

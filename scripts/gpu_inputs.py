@@ -132,9 +132,14 @@ def convert_weights(src: Path, dst: Path, dtype: str):
             shutil.copy2(f, t)
 
 
+def jsonl(rows: list[dict]) -> str:
+    """Rows as the JSON lines the inputs hold (what a round's inputs.sha256 hashes, uncompressed)."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
 def write_gz(path: Path, rows: list[dict]):
     with gzip.open(path, "wt", encoding="utf-8") as f:
-        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        f.write(jsonl(rows))
 
 
 if __name__ == "__main__":

@@ -73,6 +73,14 @@ def read_rows(work: Path) -> list[dict]:
     return [json.loads(line) for line in open(work / "train.jsonl", encoding="utf-8")]
 
 
+def read_jsonl(path: str | Path):
+    """The rows of a JSON-lines file, gzip-compressed when its name ends in .gz."""
+    import gzip
+
+    with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+        yield from map(json.loads, f)
+
+
 def read_json(path: Path):
     return json.loads(Path(path).read_text(encoding="utf-8")) if Path(path).exists() else None
 

@@ -3,7 +3,6 @@ Export, evaluation and calibration are in reranker_export.py, the model card in 
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 import shutil
@@ -11,7 +10,7 @@ import sys
 from pathlib import Path
 
 from . import loop
-from .common import log, read_rows, seed_all, write_json, write_rows
+from .common import log, read_jsonl, read_rows, seed_all, write_json, write_rows
 from .encode import SentenceEncoder
 from .pairs import Pair, UnionFind, mrpc_split, norm_key, read_source
 
@@ -122,9 +121,7 @@ def relabel(pairs: list[Pair], labels_file: str | None) -> list[Pair]:
     way round; the others keep theirs. None: the pairs as they are."""
     if labels_file is None:
         return pairs
-    opener = gzip.open if labels_file.endswith(".gz") else open
-    with opener(labels_file, "rt", encoding="utf-8") as f:
-        table = {frozenset((norm_key(r["s1"]), norm_key(r["s2"]))): int(r["label"]) for r in map(json.loads, f)}
+    table = {frozenset((norm_key(r["s1"]), norm_key(r["s2"]))): int(r["label"]) for r in read_jsonl(labels_file)}
     out = [Pair(p.s1, p.s2, table.get(frozenset((norm_key(p.s1), norm_key(p.s2))), p.label), p.source, p.meta)
            for p in pairs]
     changed = sum(a.label != b.label for a, b in zip(pairs, out))

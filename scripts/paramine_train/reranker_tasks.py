@@ -11,14 +11,13 @@
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections import Counter
 from pathlib import Path
 
 from .calibrate import score_pairs
-from .common import log, write_json, write_rows
+from .common import log, read_jsonl, write_json, write_rows
 from .pairs import Pair, UnionFind, norm_key, read_source
 
 TURKU = re.compile(r"([1-4])([<>]?)([is]*)")
@@ -95,13 +94,9 @@ def read_candidate_pairs(paths: list[str], limit: int, seed: int) -> list[tuple[
     score written by scripts/score_pairs.py: a soft target) or `label` (a relabeled pair, e.g. MultiPIT_Auto cleaned
     by `score_pairs.py --relabel`: a hard target), or candidates.py rows (query + cands; target None: the
     teacher scores them here)."""
-    import gzip
-
     seen, out = set(), []
     for path in paths:
-        opener = gzip.open if str(path).endswith(".gz") else open
-        for line in opener(path, "rt", encoding="utf-8"):
-            r = json.loads(line)
+        for r in read_jsonl(path):
             if "s1" in r:
                 hard = "label" in r
                 pairs = [(r["s1"], r["s2"], float(r["label"]) if hard else r.get("p"),
