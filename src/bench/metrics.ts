@@ -80,6 +80,12 @@ export interface RankedQuery {
   rank: number | undefined;
   /** The same for the first sentence known to be a paraphrase of s1 (the target or another; see PairQuery). */
   known?: number | undefined;
+  /**
+   * Top-1 of an oracle reranker of the first `ceilingDepth` candidates (rankThrough only): it puts a known
+   * paraphrase first but cannot tell them apart, so the pair's own s2 comes first with chance 1 / (known
+   * paraphrases among them); `anyKnown` is 1 when one is among them.
+   */
+  ceiling?: { pair: number; anyKnown: number };
   /** Retrieval group (LabelScheme.retrievalGroup of the pair's label). */
   group: string;
 }

@@ -32,17 +32,32 @@ const SEARCH_BATCH = 256;
 /** Queries per search-core call: one cross-encoder call scores a whole group's (query, candidate) pairs. */
 const RERANK_GROUP = 32;
 
+/** RankedQuery.ceiling for one query: its known paraphrases and target among the first `depth` results. */
+export function oracleTop1<T>(
+  known: ReadonlySet<T>,
+  target: T,
+  resultIds: readonly T[],
+  excludeId: T,
+  depth: number,
+): { pair: number; anyKnown: number } {
+  const first = resultIds.filter((id) => id !== excludeId).slice(0, depth);
+  const n = first.filter((id) => known.has(id)).length;
+  return { pair: first.includes(target) ? 1 / n : 0, anyKnown: n > 0 ? 1 : 0 };
+}
+
 /**
  * The rank of every query's target among the `deepest + 1` nearest neighbours (one more, since s1 itself
- * is among them), undefined when below the deepest depth; `known` the same for its first known paraphrase.
+ * is among them), undefined when below the deepest depth; `known` the same for its first known paraphrase;
+ * with `ceilingDepth`, an oracle reranker's top-1 over that many candidates (`ceiling`).
  */
 export async function rankThrough(
   index: Searchable,
   input: RankInput,
-  o: { deepest: number; corpusSize: number; nprobe?: number | undefined },
+  o: { deepest: number; corpusSize: number; nprobe?: number | undefined; ceilingDepth?: number },
 ): Promise<RankedQuery[]> {
   const { queries, vectors, dim, scheme } = input;
-  const k = Math.min(o.deepest + 1, o.corpusSize);
+  const deep = Math.min(o.deepest + 1, o.corpusSize);
+  const k = Math.min(Math.max(o.deepest, o.ceilingDepth ?? 0) + 1, o.corpusSize);
   const opts = o.nprobe === undefined ? {} : { nprobe: o.nprobe };
   const within = (r: number | undefined) => (r !== undefined && r <= o.deepest ? r : undefined);
   const ranked: RankedQuery[] = [];
@@ -51,11 +66,14 @@ export async function rankThrough(
     const { ids, distances } = await index.search(part, k, opts);
     for (let j = 0; j < part.length / dim; j++) {
       const x = queries[s + j] as PairQuery;
-      const row = [...ids.subarray(j * k, (j + 1) * k)].map(Number);
-      const scores = [...distances.subarray(j * k, (j + 1) * k)];
+      const all = [...ids.subarray(j * k, (j + 1) * k)].map(Number);
+      // ranks over the first deepest + 1 only, as without a ceiling (ties are judged within them)
+      const row = all.slice(0, deep);
+      const scores = [...distances.subarray(j * k, j * k + row.length)];
       ranked.push({
         rank: within(rankOf(x.t, row, x.q, scores)),
         known: within(rankOfAny(x.known, row, x.q, scores)),
+        ...(o.ceilingDepth ? { ceiling: oracleTop1(x.known, x.t, all, x.q, o.ceilingDepth) } : {}),
         group: scheme.retrievalGroup(x.pair.label),
       });
     }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { retrievalBenchmark } from '../../src/bench/retrieval.js';
+import { oracleTop1 } from '../../src/bench/retrieval-rank.js';
 import type { LabeledPair } from '../../src/corpus/index.js';
 import { Encoder } from '../../src/encode/index.js';
 import { resolveModelDir } from '../../src/models/resolve.js';
@@ -121,6 +122,11 @@ t.test('demo pairs on IVF-PQ: ANN close to exact, exact equal to brute force, re
       t.same(result.reranked[i]?.top, metrics.top, `${reranker}: the result reports the same figures`);
     }
   }
+  if (HAS_RERANKER) {
+    // One known paraphrase each: the oracle reranker's top-1 is the share of targets among the first 5.
+    const within5 = ranked.ann.filter((x) => x.rank !== undefined && x.rank <= 5).length / 69;
+    t.same(result.rerank_ceiling, { depth: 5, top1: within5, top1_any_known: within5 }, 'the rerank ceiling');
+  } else t.equal(result.rerank_ceiling, undefined, 'no ceiling without a reranker');
   // Each verse has its one twin: the known-paraphrase figures are the target's.
   t.equal(result.known.per_query, 1, 'one known paraphrase per query');
   t.same(result.known.overall, result.overall, 'known = target when the target is the only one');
@@ -145,11 +151,20 @@ t.test('--known pairs: any sentence paired with s1 counts as found, ANN and rera
     model: MODEL,
     reranker: HAS_RERANKER ? ['paramine-paraphrase-minilm-distilled-300k'] : [],
     rerankDepth: 5,
-    depths: DEPTHS,
+    // shallower than the rerank depth: the ceiling still looks at 5 candidates
+    depths: [1, 3],
     factory: 'IVF4,PQ16x4np',
     nprobe: 2,
   });
   const { result } = run;
+  if (HAS_RERANKER) {
+    // All 5 candidates are known paraphrases: the oracle puts the target first 1 time in 5 where it is there.
+    const c = result.rerank_ceiling;
+    const top3 = run.ranked.ann.filter((x) => x.rank !== undefined).length;
+    const hits = (c?.top1 ?? 0) * 5 * 69;
+    t.equal(c?.top1_any_known, 1, 'a known paraphrase among the first 5 of every query');
+    t.ok(Math.abs(hits - Math.round(hits)) < 1e-9 && hits >= top3 - 1e-9 && hits <= 69, `ceiling ${c?.top1}`);
+  }
   t.same(result.known.files, [known]);
   t.ok(result.known.per_query > 100, `known paraphrases per query ${result.known.per_query}`);
   t.equal(result.known.overall.top['1'], 1, 'top-1 of any known paraphrase: every query');
@@ -161,6 +176,24 @@ t.test('--known pairs: any sentence paired with s1 counts as found, ANN and rera
     'a known paraphrase never ranks below the target, which is one of them',
   );
 });
+
+t.test(
+  'oracleTop1: ties among the known paraphrases of the first candidates, the query left out',
+  async (t) => {
+    const known = new Set([2, 3, 4]);
+    t.same(
+      oracleTop1(known, 3, [9, 1, 2, 3, 5, 4], 9, 4),
+      { pair: 0.5, anyKnown: 1 },
+      'target and one more known',
+    );
+    t.same(
+      oracleTop1(known, 4, [1, 2, 3, 5, 4], 9, 4),
+      { pair: 0, anyKnown: 1 },
+      'the target past the depth',
+    );
+    t.same(oracleTop1(known, 2, [1, 5, 6], 9, 4), { pair: 0, anyKnown: 0 }, 'none known among them');
+  },
+);
 
 const refused: [string, { known?: string[]; reranker?: string[] }, string][] = [
   ['a --known file that cannot be read', { known: [join(dir, 'missing.tsv')] }, 'FILE_NOT_FOUND'],
