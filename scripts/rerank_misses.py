@@ -45,7 +45,8 @@ def partners(data: Path, sources: list[str]) -> dict[int, dict[str, set[str]]]:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", required=True, help="the reranker whose order is looked at")
+    ap.add_argument("--model", required=True,
+                    help="the reranker whose order is looked at, or 'cosine' for the bi-encoder's own order")
     ap.add_argument("--judge", required=True, help="the cross-encoder that labels misses and gold pairs")
     ap.add_argument("--candidates", required=True, help="a calibrate stage's candidates-<set>.jsonl")
     ap.add_argument("--known", nargs="+", required=True, choices=sorted(FILES), metavar="SOURCE",
@@ -61,12 +62,12 @@ def main():
     rows = [r for r in candidates.load(Path(a.candidates)) if r["cands"]]
     cache = Path(a.cache or Path(a.candidates).parent)
     adj = partners(Path(a.data), a.known)
-    cfg = json.loads((Path(a.model) / "config.json").read_text()).get("paramine", {})
-    cal = cfg.get("calibration")
-    scores = calibrate.score_candidates(Path(a.model), rows, a.threads, cache)
+    bi = a.model == "cosine"
+    cal = None if bi else json.loads((Path(a.model) / "config.json").read_text()).get("paramine", {}).get("calibration")
+    scores = defaultdict(float) if bi else calibrate.score_candidates(Path(a.model), rows, a.threads, cache)
 
     def order(p: float, cos: float) -> float:
-        return calibrate.apply(cal, p, cos) if cal else p
+        return cos if bi else calibrate.apply(cal, p, cos) if cal else p
 
     misses, first_known, first_negative = [], 0, 0
     for r in rows:
@@ -90,7 +91,7 @@ def main():
         return round(sum(p >= judge_cut for p in ps) / max(1, len(ps)), 4)
 
     report = {
-        "model": Path(a.model).name, "order": "calibrated" if cal else "probability", "judge": Path(a.judge).name,
+        "model": Path(a.model).name, "order": "cosine" if bi else "calibrated" if cal else "probability", "judge": Path(a.judge).name,
         "judge_cut": judge_cut, "candidates": a.candidates, "known": a.known, "queries": len(rows),
         "first_is_known": round(first_known / len(rows), 4),
         "first_is_labeled_negative": round(first_negative / len(rows), 4), "misses": len(misses),
