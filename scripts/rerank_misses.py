@@ -69,21 +69,21 @@ def main():
     def order(p: float, cos: float) -> float:
         return cos if bi else calibrate.apply(cal, p, cos) if cal else p
 
-    misses, first_known, first_negative = [], 0, 0
+    misses = []
     for r in rows:
         top = max(r["cands"], key=lambda c: order(scores[(r["query"], c["text"])], c["cos"]))
         q, t = norm_key(r["query"]), norm_key(top["text"])
-        if t in adj[1][q]:
-            first_known += 1
-            continue
-        first_negative += t in adj[0][q]  # a pair the data labels "not a paraphrase": a real error
-        misses.append({"query": r["query"], "first": top["text"], "first_cos": top["cos"],
-                       "first_p": scores[(r["query"], top["text"])], "labeled_negative": t in adj[0][q],
-                       "gold": r["gold"]})
+        if t not in adj[1][q]:
+            misses.append({"query": r["query"], "first": top["text"], "first_cos": top["cos"],
+                           "first_p": scores[(r["query"], top["text"])],
+                           # a pair the data labels "not a paraphrase": a real error
+                           "labeled_negative": t in adj[0][q], "gold": r["gold"]})
     judge_cut = json.loads((Path(a.judge) / "config.json").read_text())["paramine"]["threshold"]
     log(f"{len(misses)} misses of {len(rows)} queries; the judge scores them and their gold pairs")
-    p_first = calibrate.score_pairs(Path(a.judge), [(m["query"], m["first"]) for m in misses], a.threads)
-    p_gold = calibrate.score_pairs(Path(a.judge), [(m["query"], m["gold"]) for m in misses], a.threads)
+    # one scoring run for both sides: firsts, then golds
+    judged = calibrate.score_pairs(Path(a.judge), [(m["query"], m["first"]) for m in misses]
+                                   + [(m["query"], m["gold"]) for m in misses], a.threads)
+    p_first, p_gold = judged[: len(misses)], judged[len(misses):]
     for m, pf, pg in zip(misses, p_first, p_gold):
         m["judge_p_first"], m["judge_p_gold"] = round(pf, 4), round(pg, 4)
 
@@ -91,10 +91,11 @@ def main():
         return round(sum(p >= judge_cut for p in ps) / max(1, len(ps)), 4)
 
     report = {
-        "model": Path(a.model).name, "order": "cosine" if bi else "calibrated" if cal else "probability", "judge": Path(a.judge).name,
-        "judge_cut": judge_cut, "candidates": a.candidates, "known": a.known, "queries": len(rows),
-        "first_is_known": round(first_known / len(rows), 4),
-        "first_is_labeled_negative": round(first_negative / len(rows), 4), "misses": len(misses),
+        "model": Path(a.model).name, "order": "cosine" if bi else "calibrated" if cal else "probability",
+        "judge": Path(a.judge).name, "judge_cut": judge_cut, "candidates": a.candidates, "known": a.known,
+        "queries": len(rows), "first_is_known": round(1 - len(misses) / len(rows), 4),
+        "first_is_labeled_negative": round(sum(m["labeled_negative"] for m in misses) / len(rows), 4),
+        "misses": len(misses),
         "judge_paraphrase_share": {"first_of_misses": share(p_first), "gold_of_the_same_queries": share(p_gold)},
         "sample": random.Random(a.seed).sample(misses, min(a.sample, len(misses))),
     }
