@@ -86,6 +86,8 @@ export interface RankedQuery {
    * paraphrases among them); `anyKnown` is 1 when one is among them.
    */
   ceiling?: { pair: number; anyKnown: number };
+  /** Whether the first candidate (s1 left out) is a sentence the data label not a paraphrase of s1. */
+  firstNegative?: boolean;
   /** Retrieval group (LabelScheme.retrievalGroup of the pair's label). */
   group: string;
 }

@@ -45,6 +45,8 @@ export interface PairQuery {
    * ParaSCI pairs one sentence with many, so another of them ranked first is a paraphrase found too.
    */
   known: ReadonlySet<number>;
+  /** Every stored sentence the data label not a paraphrase of s1 (negative pairs, either way round). */
+  negatives: ReadonlySet<number>;
 }
 
 async function writeCorpus(file: string, pairs: readonly LabeledPair[], distractors: readonly string[]) {
@@ -150,6 +152,7 @@ export function positiveQueries(
   store: SentenceStore,
   log: Log,
   known: readonly LabeledPair[] = [],
+  knownNegative: readonly LabeledPair[] = [],
 ): PairQuery[] {
   const idOf = (s: string) => store.idForKey(dedupKey(normalize(s)));
   const sides = (p: LabeledPair) => {
@@ -158,20 +161,31 @@ export function positiveQueries(
     return q !== undefined && t !== undefined && q !== t ? { q, t } : undefined;
   };
   const positive = pairs.filter((p) => scheme.isPositive(p.label) === true);
-  const partners = new Map<number, Set<number>>();
-  for (const p of [...positive, ...known]) {
-    const ids = sides(p);
-    if (ids === undefined) continue;
-    for (const [a, b] of [
-      [ids.q, ids.t],
-      [ids.t, ids.q],
-    ] as const)
-      partners.set(a, (partners.get(a) ?? new Set<number>()).add(b));
-  }
+  const linked = (list: readonly LabeledPair[]) => {
+    const out = new Map<number, Set<number>>();
+    for (const p of list) {
+      const ids = sides(p);
+      if (ids === undefined) continue;
+      for (const [a, b] of [
+        [ids.q, ids.t],
+        [ids.t, ids.q],
+      ] as const)
+        out.set(a, (out.get(a) ?? new Set<number>()).add(b));
+    }
+    return out;
+  };
+  const partners = linked([...positive, ...known]);
+  const negative = linked([...pairs.filter((p) => scheme.isPositive(p.label) === false), ...knownNegative]);
   const queries: PairQuery[] = [];
   for (const pair of positive) {
     const ids = sides(pair);
-    if (ids !== undefined) queries.push({ pair, ...ids, known: partners.get(ids.q) ?? new Set([ids.t]) });
+    if (ids !== undefined)
+      queries.push({
+        pair,
+        ...ids,
+        known: partners.get(ids.q) ?? new Set([ids.t]),
+        negatives: negative.get(ids.q) ?? new Set<number>(),
+      });
   }
   log(
     `${queries.length} positive pairs queried (${positive.length - queries.length} skipped: both sides the same sentence after normalization); ${knownPerQuery(queries).toFixed(1)} known paraphrases per query`,

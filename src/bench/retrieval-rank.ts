@@ -74,6 +74,7 @@ export async function rankThrough(
         rank: within(rankOf(x.t, row, x.q, scores)),
         known: within(rankOfAny(x.known, row, x.q, scores)),
         ...(o.ceilingDepth ? { ceiling: oracleTop1(x.known, x.t, all, x.q, o.ceilingDepth) } : {}),
+        firstNegative: x.negatives.has(all.find((id) => id !== x.q) ?? -1),
         group: scheme.retrievalGroup(x.pair.label),
       });
     }
@@ -108,6 +109,7 @@ export async function rankAfterRerank(
       ranked.push({
         rank: rankOf(x.t, ids, x.q),
         known: rankOfAny(x.known, ids, x.q),
+        firstNegative: x.negatives.has(ids.find((id) => id !== x.q) ?? -1),
         group: scheme.retrievalGroup(x.pair.label),
       });
     });

@@ -61,16 +61,21 @@ const schemeOf = (pairs: readonly LabeledPair[], o: z.output<typeof retrievalSch
     o.positive ? { positive: o.positive } : {},
   );
 
-/** The positive pairs of the `known` files, each file's labels read by its own scheme. */
-async function knownPairs(o: z.output<typeof retrievalSchema>): Promise<LabeledPair[]> {
-  const out: LabeledPair[] = [];
+/** The positive and the negative pairs of the `known` files, each file's labels read by its own scheme. */
+async function knownPairs(o: z.output<typeof retrievalSchema>) {
+  const known = { positive: [] as LabeledPair[], negative: [] as LabeledPair[] };
   for (const file of o.known) {
     const pairs = await readPairs(file);
     const scheme = schemeOf(pairs, o);
-    out.push(...pairs.filter((p) => scheme.isPositive(p.label) === true));
+    known.positive.push(...pairs.filter((p) => scheme.isPositive(p.label) === true));
+    known.negative.push(...pairs.filter((p) => scheme.isPositive(p.label) === false));
   }
-  return out;
+  return known;
 }
+
+/** The share of queries whose first candidate the data label not a paraphrase of s1. */
+const negativeShare = (ranks: readonly RankedQuery[]) =>
+  ranks.filter((r) => r.firstNegative).length / Math.max(1, ranks.length);
 
 /** The same ranks counting the first known paraphrase as found. */
 const knownRanks = (ranks: readonly RankedQuery[]): readonly RankedQuery[] =>
@@ -93,7 +98,7 @@ function ceilingOf(ranks: readonly RankedQuery[], depth: number) {
 async function rankAll(
   built: PairIndex,
   pairs: readonly LabeledPair[],
-  known: readonly LabeledPair[],
+  known: Awaited<ReturnType<typeof knownPairs>>,
   o: z.output<typeof retrievalSchema>,
   log: Log,
 ) {
@@ -103,7 +108,7 @@ async function rankAll(
     const { index, store } = service;
     const dim = index.dim;
     const corpusSize = store.count;
-    const queries = positiveQueries(pairs, scheme, store, log, known);
+    const queries = positiveQueries(pairs, scheme, store, log, known.positive, known.negative);
     const input: RankInput = {
       queries,
       vectors: await built.vectors(
@@ -152,7 +157,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
   const o = retrievalSchema.parse(options);
   const pairs = await readPairs(o.pairs);
   // Read before the build: a bad file or model name fails in seconds, not after minutes of embedding.
-  const knownPositive = await knownPairs(o);
+  const knownLabeled = await knownPairs(o);
   for (const r of o.reranker) resolveModelDir(r, 'reranker');
   const tb = performance.now();
   const built = await buildPairIndex(pairs, o, log);
@@ -162,7 +167,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
     const { ranked, queries, scheme, corpusSize, annS, manifest } = await rankAll(
       built,
       pairs,
-      knownPositive,
+      knownLabeled,
       o,
       log,
     );
@@ -185,6 +190,15 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
     const { ann, exact, reranked, rows } = figures((r) => r);
     const known = figures(knownRanks);
     const ceiling = ceilingOf(ranked.ann, o.rerankDepth);
+    // Only where the data label some pairs not paraphrases (MultiPIT, MRPC): a first candidate among them is a
+    // real error, which "not the known paraphrase" alone cannot tell from an unlabeled paraphrase.
+    const labeledNegatives = queries.some((x) => x.negatives.size > 0)
+      ? {
+          queries_with_negatives: queries.filter((x) => x.negatives.size > 0).length,
+          ann: negativeShare(ranked.ann),
+          reranked: ranked.reranked.map((r) => ({ reranker: r.reranker, share: negativeShare(r.ranks) })),
+        }
+      : undefined;
     const result = {
       kind: 'retrieval' as const,
       pairs: queries.length,
@@ -197,6 +211,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
       ...(exact ? { exact: overall(exact) } : {}),
       reranked: rows,
       ...(ceiling ? { rerank_ceiling: ceiling } : {}),
+      ...(labeledNegatives ? { first_labeled_negative: labeledNegatives } : {}),
       known: {
         files: o.known,
         per_query: knownPerQuery(queries),
@@ -269,9 +284,17 @@ export const retrieval = defineBenchmark({
       ? `\nA reranker of the first ${c.depth} that put a known paraphrase first, unable to tell them apart, ` +
         `would reach top-1 ${pct(c.top1)} (the pair's own s2) and ${pct(c.top1_any_known)} (any known paraphrase).\n`
       : '';
+    const n = result.first_labeled_negative;
+    const negativeNote = n
+      ? `\nFirst candidate labeled not a paraphrase of s1 by the data: ANN ${pct(n.ann)}` +
+        n.reranked
+          .map((r) => `, rerank@${o.rerankDepth}${several ? ` (${r.reranker})` : ''} ${pct(r.share)}`)
+          .join('') +
+        '.\n'
+      : '';
     return {
       result,
-      markdown: retrievalMarkdown(rows, { title }) + ceilingNote,
+      markdown: retrievalMarkdown(rows, { title }) + ceilingNote + negativeNote,
       svg: retrievalSvg(run.ann, {
         ...(run.exact ? { exact: run.exact } : {}),
         title: `Top-N retrieval: ${o.pairs}`,

@@ -127,6 +127,7 @@ t.test('demo pairs on IVF-PQ: ANN close to exact, exact equal to brute force, re
     const within5 = ranked.ann.filter((x) => x.rank !== undefined && x.rank <= 5).length / 69;
     t.same(result.rerank_ceiling, { depth: 5, top1: within5, top1_any_known: within5 }, 'the rerank ceiling');
   } else t.equal(result.rerank_ceiling, undefined, 'no ceiling without a reranker');
+  t.equal(result.first_labeled_negative, undefined, 'no labeled negatives in the demo pairs');
   // Each verse has its one twin: the known-paraphrase figures are the target's.
   t.equal(result.known.per_query, 1, 'one known paraphrase per query');
   t.same(result.known.overall, result.overall, 'known = target when the target is the only one');
@@ -175,6 +176,38 @@ t.test('--known pairs: any sentence paired with s1 counts as found, ANN and rera
     ranks.every((x) => x.rank === undefined || (x.known !== undefined && x.known <= x.rank)),
     'a known paraphrase never ranks below the target, which is one of them',
   );
+});
+
+t.test('--known negatives: a first candidate the data label not a paraphrase is counted', async (t) => {
+  // Every first side labeled "not a paraphrase" of every sentence but its own twin: a first candidate is
+  // either the twin or a labeled negative.
+  const rows = lines.slice(1, 71).map((l) => l.split('\t'));
+  const all = rows.flatMap((r) => [r[0], r[1]]);
+  const negatives = join(dir, 'negatives.tsv');
+  writeFileSync(
+    negatives,
+    `s1\ts2\tlabel\n${rows.flatMap((r) => all.filter((s) => s !== r[0] && s !== r[1]).map((s) => `${r[0]}\t${s}\t0`)).join('\n')}\n`,
+  );
+  const run = await retrievalBenchmark({
+    pairs,
+    known: [negatives],
+    model: MODEL,
+    reranker: HAS_RERANKER ? ['paramine-paraphrase-minilm-distilled-300k'] : [],
+    rerankDepth: 5,
+    depths: [1, 3],
+    factory: 'IVF4,PQ16x4np',
+    nprobe: 2,
+  });
+  const n = run.result.first_labeled_negative;
+  t.equal(n?.queries_with_negatives, 69, 'every query has labeled negatives');
+  t.equal(run.result.known.per_query, 1, 'negative pairs add no known paraphrase');
+  // first = twin or a negative; ties aside, the shares add up to 1 (one query of slack for a tied first place)
+  const top1 = run.result.overall.top['1'] as number;
+  t.ok(Math.abs((n?.ann ?? 0) + top1 - 1) <= 1 / 69 + 1e-9, `ANN: ${n?.ann} negative, ${top1} twin`);
+  for (const [i, r] of (n?.reranked ?? []).entries()) {
+    const rt = run.reranked[i]?.metrics.top['1'] as number;
+    t.ok(Math.abs(r.share + rt - 1) <= 1e-9, `${r.reranker}: ${r.share} negative, ${rt} twin`);
+  }
 });
 
 t.test(
