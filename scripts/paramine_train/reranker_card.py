@@ -46,6 +46,18 @@ def ran_on(h: dict, t: dict) -> tuple[str, str]:
     return f"fp32, {h['threads']} CPU threads", "this project's 2-core VM"
 
 
+def averaged_text(t: dict) -> str:
+    """The card's note on weights interpolated by scripts/average_weights.py (the training described is B's)."""
+    w = t.get("weight_average")
+    if not w:
+        return ""
+    return f"""
+
+**Weight average (WiSE-FT).** These weights are {1 - w['t']:g} x `{w['a']}` + {w['t']:g} x `{w['b']}`
+(`scripts/average_weights.py`), exported and calibrated by the stages below; the training described on this card
+is the run that produced `{w['b']}`, and `{w['a']}` is the model it started from."""
+
+
 def card_text(r: dict) -> str:
     d, t, h, v = r["data"], r["training"], r["hyperparameters"], r["versions"]
     res = r["results"]
@@ -98,7 +110,7 @@ F1 over the validation sets (a 0.01 grid; chosen on the same pairs it is measure
 A binary paraphrase classifier (cross-encoder) for paramine's rerank stage: the pair `(s1, s2)` goes in as
 one sequence (the tokenizer's pair template), `logits` come out for
 `{{"0": "not_paraphrase", "1": "paraphrase"}}`; softmax gives the label probabilities, {cut_text}.
-English only. Trained by `scripts/train_reranker.py` from {base}
+English only. Trained by `scripts/train_reranker.py` from {base}{averaged_text(t)}
 
 `model.onnx` here is the **{committed}** graph (ONNX Runtime dynamic quantization of the fp32 export). The fp32
 graph (~{fp32_mb:.0f} MB) is not committed: `python scripts/train_reranker.py --stage export` regenerates it (and the int8
