@@ -137,18 +137,19 @@ t.test('demo pairs on IVF-PQ: ANN close to exact, exact equal to brute force, re
   );
 });
 
-t.test('--known pairs: any sentence paired with s1 counts as found, ANN and reranked', async (t) => {
-  // Every first side paired with every other sentence of the corpus: whatever comes first is known.
+/**
+ * A pair file (s1, s2, label) pairing each of the first 70 pairs' s1 with every sentence of those pairs `keep`
+ * lets through, and the benchmark with it as `--known`: IVF-PQ, rerank depth 5 (deeper than the depths).
+ */
+async function knownRun(name: string, label: 0 | 1, keep: (row: string[], s: string | undefined) => boolean) {
   const rows = lines.slice(1, 71).map((l) => l.split('\t'));
   const all = rows.flatMap((r) => [r[0], r[1]]);
-  const known = join(dir, 'known.tsv');
-  writeFileSync(
-    known,
-    `s1\ts2\tlabel\n${rows.flatMap((r) => all.filter((s) => s !== r[0]).map((s) => `${r[0]}\t${s}\t1`)).join('\n')}\n`,
-  );
+  const file = join(dir, name);
+  const out = rows.flatMap((r) => all.filter((s) => keep(r, s)).map((s) => `${r[0]}\t${s}\t${label}`));
+  writeFileSync(file, `s1\ts2\tlabel\n${out.join('\n')}\n`);
   const run = await retrievalBenchmark({
     pairs,
-    known: [known],
+    known: [file],
     model: MODEL,
     reranker: HAS_RERANKER ? ['paramine-paraphrase-minilm-distilled-300k'] : [],
     rerankDepth: 5,
@@ -157,6 +158,12 @@ t.test('--known pairs: any sentence paired with s1 counts as found, ANN and rera
     factory: 'IVF4,PQ16x4np',
     nprobe: 2,
   });
+  return { file, run };
+}
+
+t.test('--known pairs: any sentence paired with s1 counts as found, ANN and reranked', async (t) => {
+  // Every first side paired with every other sentence of the corpus: whatever comes first is known.
+  const { file: known, run } = await knownRun('known.tsv', 1, (r, s) => s !== r[0]);
   const { result } = run;
   if (HAS_RERANKER) {
     // All 5 candidates are known paraphrases: the oracle puts the target first 1 time in 5 where it is there.
@@ -181,23 +188,7 @@ t.test('--known pairs: any sentence paired with s1 counts as found, ANN and rera
 t.test('--known negatives: a first candidate the data label not a paraphrase is counted', async (t) => {
   // Every first side labeled "not a paraphrase" of every sentence but its own twin: a first candidate is
   // either the twin or a labeled negative.
-  const rows = lines.slice(1, 71).map((l) => l.split('\t'));
-  const all = rows.flatMap((r) => [r[0], r[1]]);
-  const negatives = join(dir, 'negatives.tsv');
-  writeFileSync(
-    negatives,
-    `s1\ts2\tlabel\n${rows.flatMap((r) => all.filter((s) => s !== r[0] && s !== r[1]).map((s) => `${r[0]}\t${s}\t0`)).join('\n')}\n`,
-  );
-  const run = await retrievalBenchmark({
-    pairs,
-    known: [negatives],
-    model: MODEL,
-    reranker: HAS_RERANKER ? ['paramine-paraphrase-minilm-distilled-300k'] : [],
-    rerankDepth: 5,
-    depths: [1, 3],
-    factory: 'IVF4,PQ16x4np',
-    nprobe: 2,
-  });
+  const { run } = await knownRun('negatives.tsv', 0, (r, s) => s !== r[0] && s !== r[1]);
   const n = run.result.first_labeled_negative;
   t.equal(n?.queries_with_negatives, 69, 'every query has labeled negatives');
   t.equal(run.result.known.per_query, 1, 'negative pairs add no known paraphrase');
