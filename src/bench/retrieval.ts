@@ -16,7 +16,13 @@ import { retrievalSvg } from './figure.js';
 import { defineBenchmark, type Log, list } from './harness.js';
 import { type RankedQuery, type RetrievalResult, retrievalMetrics } from './metrics.js';
 import { pct, retrievalMarkdown } from './report.js';
-import { buildPairIndex, knownPerQuery, type PairIndex, positiveQueries } from './retrieval-index.js';
+import {
+  buildPairIndex,
+  knownPerQuery,
+  type PairIndex,
+  type PairQuery,
+  positiveQueries,
+} from './retrieval-index.js';
 import { type RankInput, rankAfterRerank, rankThrough } from './retrieval-rank.js';
 
 export const retrievalSchema = z.object({
@@ -76,6 +82,21 @@ async function knownPairs(o: z.output<typeof retrievalSchema>) {
 /** The share of queries whose first candidate the data label not a paraphrase of s1. */
 const negativeShare = (ranks: readonly RankedQuery[]) =>
   ranks.filter((r) => r.firstNegative).length / Math.max(1, ranks.length);
+
+/**
+ * That share for ANN and each reranker, only where the data label some pairs not paraphrases (MultiPIT,
+ * MRPC): a first candidate among them is a real error, which "not the known paraphrase" alone cannot tell
+ * from an unlabeled paraphrase.
+ */
+function labeledNegatives(queries: readonly PairQuery[], ranked: Ranked) {
+  const labeled = queries.filter((x) => x.negatives.size > 0).length;
+  if (!labeled) return undefined;
+  return {
+    queries_with_negatives: labeled,
+    ann: negativeShare(ranked.ann),
+    reranked: ranked.reranked.map((r) => ({ reranker: r.reranker, share: negativeShare(r.ranks) })),
+  };
+}
 
 /** The same ranks counting the first known paraphrase as found. */
 const knownRanks = (ranks: readonly RankedQuery[]): readonly RankedQuery[] =>
@@ -190,15 +211,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
     const { ann, exact, reranked, rows } = figures((r) => r);
     const known = figures(knownRanks);
     const ceiling = ceilingOf(ranked.ann, o.rerankDepth);
-    // Only where the data label some pairs not paraphrases (MultiPIT, MRPC): a first candidate among them is a
-    // real error, which "not the known paraphrase" alone cannot tell from an unlabeled paraphrase.
-    const labeledNegatives = queries.some((x) => x.negatives.size > 0)
-      ? {
-          queries_with_negatives: queries.filter((x) => x.negatives.size > 0).length,
-          ann: negativeShare(ranked.ann),
-          reranked: ranked.reranked.map((r) => ({ reranker: r.reranker, share: negativeShare(r.ranks) })),
-        }
-      : undefined;
+    const negatives = labeledNegatives(queries, ranked);
     const result = {
       kind: 'retrieval' as const,
       pairs: queries.length,
@@ -211,7 +224,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
       ...(exact ? { exact: overall(exact) } : {}),
       reranked: rows,
       ...(ceiling ? { rerank_ceiling: ceiling } : {}),
-      ...(labeledNegatives ? { first_labeled_negative: labeledNegatives } : {}),
+      ...(negatives ? { first_labeled_negative: negatives } : {}),
       known: {
         files: o.known,
         per_query: knownPerQuery(queries),
