@@ -17,16 +17,14 @@ const program = new Command()
 // command line names is loaded (every one for help): a command carries no other command's modules, which
 // keeps start-up short and the memory the benchmarks measure the command's own.
 // `index` runs the one-machine build, or the distributed one with --queue (src/queue loads BullMQ only then).
-// Commands of one module share one loader: help loads each loader once, and a module registered twice throws.
 const queue = () => import('./cli/queue-command.js');
-const writes = () => import('./cli/writes-command.js');
 const registrars: Registrars = {
   models: () => import('./cli/models-command.js'),
   index: queue,
   worker: queue,
   tune: () => import('./cli/tune-command.js'),
-  add: writes,
-  delete: writes,
+  add: () => import('./cli/writes-command.js'),
+  delete: () => import('./cli/writes-command.js'),
   // `serve --queue` runs POST /v1/jobs on the queue's workers.
   serve: async () => {
     const [s, q] = await Promise.all([

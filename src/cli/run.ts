@@ -27,7 +27,11 @@ export async function runCommands(
     process.stderr.write(`${name}: unknown command '${first}' (commands: ${known}; see ${name} --help)\n`);
     process.exit(2);
   }
-  for (const load of named ? [named] : new Set(Object.values(registrars))) (await load()).register(program);
+  // Commands of one module (add and delete) load the same module object: each registers once, since
+  // commander throws on a command added twice.
+  const modules = new Set<{ register: (p: Command) => void }>();
+  for (const load of named ? [named] : new Set(Object.values(registrars))) modules.add(await load());
+  for (const m of modules) m.register(program);
   try {
     await program.parseAsync(argv);
   } catch (e) {
