@@ -75,6 +75,10 @@ export function rankOfAny<T>(
   return rank;
 }
 
+/** The first result that is not `excludeId` (the query itself), undefined when there is none. */
+export const firstResult = <T>(resultIds: readonly T[], excludeId: T): T | undefined =>
+  resultIds.find((id) => id !== excludeId);
+
 export interface RankedQuery {
   /** 1-based rank of the target, undefined when not found within the deepest depth searched. */
   rank: number | undefined;
@@ -86,8 +90,8 @@ export interface RankedQuery {
    * paraphrases among them); `anyKnown` is 1 when one is among them.
    */
   ceiling?: { pair: number; anyKnown: number };
-  /** Whether the first candidate (s1 left out) is a sentence the data label not a paraphrase of s1. */
-  firstNegative?: boolean;
+  /** The id of the first candidate (s1 left out), where the ranking knows ids. */
+  first?: number | undefined;
   /** Retrieval group (LabelScheme.retrievalGroup of the pair's label). */
   group: string;
 }

@@ -7,7 +7,7 @@ import type { SearchCore } from '../search/core.js';
 import { searchOptionsSchema } from '../search/types.js';
 import { normalize } from '../text/index.js';
 import type { LabelScheme } from '../text/labels.js';
-import { type RankedQuery, rankOf, rankOfAny } from './metrics.js';
+import { firstResult, type RankedQuery, rankOf, rankOfAny } from './metrics.js';
 import type { PairQuery } from './retrieval-index.js';
 
 /** What ranking needs besides the index: the queries, their vectors, and where they are reported. */
@@ -18,6 +18,17 @@ export interface RankInput {
   dim: number;
   scheme: LabelScheme;
 }
+
+/** The ranks of one run, per query (in the order of `queries`). */
+export interface Ranked {
+  ann: RankedQuery[];
+  exact?: RankedQuery[] | undefined;
+  reranked: { reranker: string; ranks: RankedQuery[] }[];
+}
+
+/** Whether the first candidate is a sentence the data label not a paraphrase of the query's s1. */
+export const firstIsNegative = (x: PairQuery, r: RankedQuery): boolean =>
+  r.first !== undefined && x.negatives.has(r.first);
 
 interface Searchable {
   search(
@@ -74,7 +85,7 @@ export async function rankThrough(
         rank: within(rankOf(x.t, row, x.q, scores)),
         known: within(rankOfAny(x.known, row, x.q, scores)),
         ...(o.ceilingDepth ? { ceiling: oracleTop1(x.known, x.t, all, x.q, o.ceilingDepth) } : {}),
-        firstNegative: x.negatives.has(all.find((id) => id !== x.q) ?? -1),
+        first: firstResult(all, x.q),
         group: scheme.retrievalGroup(x.pair.label),
       });
     }
@@ -109,7 +120,7 @@ export async function rankAfterRerank(
       ranked.push({
         rank: rankOf(x.t, ids, x.q),
         known: rankOfAny(x.known, ids, x.q),
-        firstNegative: x.negatives.has(ids.find((id) => id !== x.q) ?? -1),
+        first: firstResult(ids, x.q),
         group: scheme.retrievalGroup(x.pair.label),
       });
     });

@@ -23,7 +23,14 @@ import {
   type PairQuery,
   positiveQueries,
 } from './retrieval-index.js';
-import { type RankInput, rankAfterRerank, rankThrough } from './retrieval-rank.js';
+import {
+  firstIsNegative,
+  type Ranked,
+  type RankInput,
+  rankAfterRerank,
+  rankThrough,
+} from './retrieval-rank.js';
+import { perQueryRows, writeJsonLines } from './retrieval-rows.js';
 
 export const retrievalSchema = z.object({
   pairs: z.string(),
@@ -39,6 +46,8 @@ export const retrievalSchema = z.object({
   positive: z.array(z.string()).optional(),
   /** More labeled pair files (other splits of the set) whose positive pairs are known paraphrases too. */
   known: z.array(z.string()).default([]),
+  /** A JSON Lines file for one row per query: its ranks and first candidate in each ranking. */
+  perQuery: z.string().min(1).optional(),
 });
 export type RetrievalOptions = z.input<typeof retrievalSchema>;
 
@@ -52,13 +61,6 @@ const byLabel = (r: RetrievalResult) =>
   Object.fromEntries(
     Object.entries(r.labels).map(([k, v]) => [k, { n: v.n, top: v.top, not_found: v.not_found, mrr: v.mrr }]),
   );
-
-/** The ranks of one run, per query (in the order of `queries`) and as metrics. */
-interface Ranked {
-  ann: RankedQuery[];
-  exact?: RankedQuery[] | undefined;
-  reranked: { reranker: string; ranks: RankedQuery[] }[];
-}
 
 /** A pair file's label scheme, `--positive` applied. */
 const schemeOf = (pairs: readonly LabeledPair[], o: z.output<typeof retrievalSchema>) =>
@@ -80,8 +82,8 @@ async function knownPairs(o: z.output<typeof retrievalSchema>) {
 }
 
 /** The share of queries whose first candidate the data label not a paraphrase of s1. */
-const negativeShare = (ranks: readonly RankedQuery[]) =>
-  ranks.filter((r) => r.firstNegative).length / Math.max(1, ranks.length);
+const negativeShare = (queries: readonly PairQuery[], ranks: readonly RankedQuery[]) =>
+  ranks.filter((r, i) => firstIsNegative(queries[i] as PairQuery, r)).length / Math.max(1, ranks.length);
 
 /**
  * That share for ANN and each reranker, only where the data label some pairs not paraphrases (MultiPIT,
@@ -93,8 +95,8 @@ function labeledNegatives(queries: readonly PairQuery[], ranked: Ranked) {
   if (!labeled) return undefined;
   return {
     queries_with_negatives: labeled,
-    ann: negativeShare(ranked.ann),
-    reranked: ranked.reranked.map((r) => ({ reranker: r.reranker, share: negativeShare(r.ranks) })),
+    ann: negativeShare(queries, ranked.ann),
+    reranked: ranked.reranked.map((r) => ({ reranker: r.reranker, share: negativeShare(queries, r.ranks) })),
   };
 }
 
@@ -168,6 +170,11 @@ async function rankAll(
         await reranking.close();
       }
     }
+    if (o.perQuery)
+      writeJsonLines(
+        o.perQuery,
+        perQueryRows(queries, ranked, (id) => store.get(id)?.text),
+      );
     return { ranked, queries, scheme, corpusSize, annS, manifest: index.manifest };
   } finally {
     await service.close();
@@ -177,9 +184,10 @@ async function rankAll(
 export async function retrievalBenchmark(options: RetrievalOptions, log: Log = () => {}) {
   const o = retrievalSchema.parse(options);
   const pairs = await readPairs(o.pairs);
-  // Read before the build: a bad file or model name fails in seconds, not after minutes of embedding.
+  // Before the build: a bad file, model name or --per-query path fails in seconds, not after the embedding.
   const knownLabeled = await knownPairs(o);
   for (const r of o.reranker) resolveModelDir(r, 'reranker');
+  if (o.perQuery) writeJsonLines(o.perQuery, []);
   const tb = performance.now();
   const built = await buildPairIndex(pairs, o, log);
   // Building is almost all embedding: its rate stands for the encoder's speed next to its quality.
@@ -274,7 +282,8 @@ export const retrieval = defineBenchmark({
       .option(
         '--known <files...>',
         'more pair files (other splits) whose positive pairs also count as paraphrases found',
-      ),
+      )
+      .option('--per-query <file>', 'also write one JSON line per query: its ranks and first candidates'),
   schema: retrievalSchema,
   async run(o, log) {
     const run = await retrievalBenchmark(o, log);

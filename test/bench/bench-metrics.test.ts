@@ -2,6 +2,7 @@ import t from 'tap';
 import {
   classificationMetrics,
   detection,
+  firstResult,
   multiClass,
   rankOf,
   rankOfAny,
@@ -48,6 +49,13 @@ t.test('rankOfAny: the first of several targets; ties lost to non-targets only',
     rankOf('t', ['a', 't', 'b', 'c', 'd'], undefined, [0.9, 0.8, 0.8, 0.8, 0.7]),
     'one target: rankOf',
   );
+});
+
+t.test('firstResult: the first result other than the query', async (t) => {
+  t.equal(firstResult([7, 3, 9], 7), 3, 'the query first: the next one');
+  t.equal(firstResult([7, 3, 9], 5), 7);
+  t.equal(firstResult([7], 7), undefined, 'only the query');
+  t.equal(firstResult([], 1), undefined);
 });
 
 t.test('retrieval: top-N, not found within the deepest N, MRR@deepest, per group', async (t) => {

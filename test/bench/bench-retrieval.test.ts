@@ -157,6 +157,7 @@ async function knownRun(name: string, label: 0 | 1, keep: (row: string[], s: str
     depths: [1, 3],
     factory: 'IVF4,PQ16x4np',
     nprobe: 2,
+    perQuery: join(dir, `${name}.rows.jsonl`),
   });
   return { file, run };
 }
@@ -198,6 +199,40 @@ t.test('--known negatives: a first candidate the data label not a paraphrase is 
   for (const [i, r] of (n?.reranked ?? []).entries()) {
     const rt = run.reranked[i]?.metrics.top['1'] as number;
     t.ok(Math.abs(r.share + rt - 1) <= 1e-9, `${r.reranker}: ${r.share} negative, ${rt} twin`);
+  }
+});
+
+t.test('--per-query: a JSON line per query with its ranks and first candidate in each ranking', async (t) => {
+  const { run } = await knownRun('rows.tsv', 0, (r, s) => s !== r[0] && s !== r[1]);
+  const rows = readFileSync(join(dir, 'rows.tsv.rows.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.equal(rows.length, run.queries.length, 'one row per query');
+  const n = run.result.first_labeled_negative;
+  const rankings = ['ann', ...run.reranked.map((r) => r.reranker)];
+  for (const [i, name] of rankings.entries()) {
+    const of = (row: { ann: unknown; reranked: Record<string, unknown> }) =>
+      (i === 0 ? row.ann : row.reranked[name]) as {
+        rank: number | null;
+        first: string;
+        first_negative: boolean;
+      };
+    const negatives = rows.filter((row) => of(row).first_negative).length;
+    const share = i === 0 ? n?.ann : n?.reranked[i - 1]?.share;
+    t.equal(
+      negatives / rows.length,
+      share,
+      `${name}: the rows add up to the share of labeled-negative firsts`,
+    );
+    // the corpus holds every sentence normalized; a first candidate is the twin or a labeled negative
+    for (const [j, row] of rows.entries()) {
+      const r = of(row);
+      const twin = normalize(run.queries[j]?.s2 ?? '');
+      t.equal(row.s1, run.queries[j]?.s1, 'rows in query order');
+      if (r.rank === 1) t.equal(r.first, twin, `${name}: top-1 hit, first is s2`);
+      t.equal(r.first_negative, r.first !== twin, `${name}: first is s2 or a labeled negative`);
+    }
   }
 });
 
