@@ -19,6 +19,7 @@ import { pct, retrievalMarkdown } from './report.js';
 import {
   buildPairIndex,
   knownPerQuery,
+  onePerSentence,
   type PairIndex,
   type PairQuery,
   positiveQueries,
@@ -81,40 +82,64 @@ async function knownPairs(o: z.output<typeof retrievalSchema>) {
   return known;
 }
 
-/** The share of queries whose first candidate the data label not a paraphrase of s1. */
-const negativeShare = (queries: readonly PairQuery[], ranks: readonly RankedQuery[]) =>
-  ranks.filter((r, i) => firstIsNegative(queries[i] as PairQuery, r)).length / Math.max(1, ranks.length);
-
 /**
- * That share for ANN and each reranker, only where the data label some pairs not paraphrases (MultiPIT,
- * MRPC): a first candidate among them is a real error, which "not the known paraphrase" alone cannot tell
- * from an unlabeled paraphrase.
+ * How often the first candidate is one the data label not a paraphrase of s1, for ANN and each reranker,
+ * once a distinct s1 (`once`), only where the data label some pairs not paraphrases (MultiPIT, MRPC): a first
+ * candidate among them is a real error, which "not the known paraphrase" alone cannot tell from an
+ * unlabeled paraphrase.
  */
-function labeledNegatives(queries: readonly PairQuery[], ranked: Ranked) {
-  const labeled = queries.filter((x) => x.negatives.size > 0).length;
+function labeledNegatives(queries: readonly PairQuery[], ranked: Ranked, once: readonly number[]) {
+  const labeled = once.filter((i) => (queries[i] as PairQuery).negatives.size > 0).length;
   if (!labeled) return undefined;
+  const share = (ranks: readonly RankedQuery[]) =>
+    once.filter((i) => firstIsNegative(queries[i] as PairQuery, ranks[i] as RankedQuery)).length /
+    once.length;
   return {
     queries_with_negatives: labeled,
-    ann: negativeShare(queries, ranked.ann),
-    reranked: ranked.reranked.map((r) => ({ reranker: r.reranker, share: negativeShare(queries, r.ranks) })),
+    ann: share(ranked.ann),
+    reranked: ranked.reranked.map((r) => ({ reranker: r.reranker, share: share(r.ranks) })),
   };
 }
 
-/** The same ranks counting the first known paraphrase as found. */
-const knownRanks = (ranks: readonly RankedQuery[]): readonly RankedQuery[] =>
-  ranks.map((r) => ({ rank: r.known, group: r.group }));
+/** The ranks of the first known paraphrase, once a distinct s1. */
+const knownRanks = (ranks: readonly RankedQuery[], once: readonly number[]): readonly RankedQuery[] =>
+  once.map((i) => ({ rank: ranks[i]?.known, group: (ranks[i] as RankedQuery).group }));
 
 /**
  * The mean of the queries' oracle top-1 (RankedQuery.ceiling) over the candidates a reranker sees: the most a
  * reranker that only tells paraphrases from the rest gains, where s1 has several (ParaSCI: the gold s2 is
- * one of ~16 known paraphrases).
+ * one of ~16 known paraphrases); per pair for the pair's own s2, once a distinct s1 for any known one.
  */
-function ceilingOf(ranks: readonly RankedQuery[], depth: number) {
+function ceilingOf(ranks: readonly RankedQuery[], depth: number, once: readonly number[]) {
   const c = ranks.flatMap((r) => (r.ceiling ? [r.ceiling] : []));
-  if (!c.length) return undefined;
-  const mean = (f: (x: NonNullable<RankedQuery['ceiling']>) => number) =>
-    c.reduce((s, x) => s + f(x), 0) / c.length;
-  return { depth, top1: mean((x) => x.pair), top1_any_known: mean((x) => x.anyKnown) };
+  if (!c.length || c.length !== ranks.length) return undefined;
+  const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
+  return {
+    depth,
+    top1: mean(c.map((x) => x.pair)),
+    top1_any_known: mean(once.map((i) => c[i]?.anyKnown ?? 0)),
+  };
+}
+
+/** The metrics of each ranking of a run, of the ranks `pick` chooses, and the rerank rows of the result. */
+function figuresOf(
+  ranked: Ranked,
+  o: z.output<typeof retrievalSchema>,
+  pick: (r: readonly RankedQuery[]) => readonly RankedQuery[],
+) {
+  const rerankDepths = [1, 10].filter((d) => d <= o.rerankDepth);
+  const exact = ranked.exact && retrievalMetrics(pick(ranked.exact), o.depths);
+  const reranked = ranked.reranked.map((r) => ({
+    reranker: r.reranker,
+    metrics: retrievalMetrics(pick(r.ranks), rerankDepths),
+  }));
+  const rows = reranked.map((r) => ({
+    reranker: r.reranker,
+    depth: o.rerankDepth,
+    top: r.metrics.top,
+    mrr: r.metrics.mrr,
+  }));
+  return { ann: retrievalMetrics(pick(ranked.ann), o.depths), exact, reranked, rows };
 }
 
 /** Opens the service over the built index and ranks every query through ANN, exact and rerank. */
@@ -200,29 +225,17 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
       o,
       log,
     );
-    const rerankDepths = [1, 10].filter((d) => d <= o.rerankDepth);
     // Every figure twice: the pair's own s2 as the one target, and any known paraphrase of s1.
-    const figures = (pick: (r: readonly RankedQuery[]) => readonly RankedQuery[]) => {
-      const exact = ranked.exact && retrievalMetrics(pick(ranked.exact), o.depths);
-      const reranked = ranked.reranked.map((r) => ({
-        reranker: r.reranker,
-        metrics: retrievalMetrics(pick(r.ranks), rerankDepths),
-      }));
-      const rows = reranked.map((r) => ({
-        reranker: r.reranker,
-        depth: o.rerankDepth,
-        top: r.metrics.top,
-        mrr: r.metrics.mrr,
-      }));
-      return { ann: retrievalMetrics(pick(ranked.ann), o.depths), exact, reranked, rows };
-    };
-    const { ann, exact, reranked, rows } = figures((r) => r);
-    const known = figures(knownRanks);
-    const ceiling = ceilingOf(ranked.ann, o.rerankDepth);
-    const negatives = labeledNegatives(queries, ranked);
+    const { ann, exact, reranked, rows } = figuresOf(ranked, o, (r) => r);
+    // What depends on s1 alone counts once a distinct s1 (onePerSentence).
+    const once = onePerSentence(queries);
+    const known = figuresOf(ranked, o, (r) => knownRanks(r, once));
+    const ceiling = ceilingOf(ranked.ann, o.rerankDepth, once);
+    const negatives = labeledNegatives(queries, ranked, once);
     const result = {
       kind: 'retrieval' as const,
       pairs: queries.length,
+      distinct_s1: once.length,
       corpus_size: corpusSize,
       model: manifest.model.id,
       scheme: scheme.name,
@@ -300,15 +313,16 @@ export const retrieval = defineBenchmark({
     const anyKnown = run.result.known.per_query > 1;
     const rows = [...variants(run, ''), ...(anyKnown ? variants(run.known, ', any known paraphrase') : [])];
     const { result } = run;
-    const title = `Retrieval: ${o.pairs} (${result.pairs} pairs among ${result.corpus_size} sentences, ${result.index.factory})`;
+    const distinct = result.distinct_s1 < result.pairs ? `, ${result.distinct_s1} distinct s1` : '';
+    const title = `Retrieval: ${o.pairs} (${result.pairs} pairs${distinct} among ${result.corpus_size} sentences, ${result.index.factory})`;
     const c = result.rerank_ceiling;
     const ceilingNote = c
       ? `\nA reranker of the first ${c.depth} that put a known paraphrase first, unable to tell them apart, ` +
-        `would reach top-1 ${pct(c.top1)} (the pair's own s2) and ${pct(c.top1_any_known)} (any known paraphrase).\n`
+        `would reach top-1 ${pct(c.top1)} (the pair's own s2) and ${pct(c.top1_any_known)} (any known paraphrase, once a distinct s1).\n`
       : '';
     const n = result.first_labeled_negative;
     const negativeNote = n
-      ? `\nFirst candidate labeled not a paraphrase of s1 by the data: ANN ${pct(n.ann)}` +
+      ? `\nFirst candidate labeled not a paraphrase of s1 by the data (once a distinct s1): ANN ${pct(n.ann)}` +
         n.reranked
           .map((r) => `, rerank@${o.rerankDepth}${several ? ` (${r.reranker})` : ''} ${pct(r.share)}`)
           .join('') +

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import type { RankedQuery } from '../../src/bench/metrics.js';
 import { retrievalBenchmark } from '../../src/bench/retrieval.js';
 import { oracleTop1 } from '../../src/bench/retrieval-rank.js';
 import type { LabeledPair } from '../../src/corpus/index.js';
@@ -234,6 +235,46 @@ t.test('--per-query: a JSON line per query with its ranks and first candidate in
       t.equal(r.first_negative, r.first !== twin, `${name}: first is s2 or a labeled negative`);
     }
   }
+});
+
+t.test('what depends on s1 alone counts once a distinct s1, not once a pair', async (t) => {
+  // The first 70 pairs, plus the first 10 verses each paired with 3 more of the first 70's second sides.
+  const rows = lines.slice(1, 71).map((l) => l.split('\t'));
+  const extra = rows
+    .slice(0, 10)
+    .flatMap((r, i) => [1, 2, 3].map((k) => `${r[0]}\t${rows[20 + i + k]?.[1]}\t1\textra`));
+  const file = join(dir, 'repeated.tsv');
+  writeFileSync(file, `${lines.slice(0, 71).join('\n')}\n${extra.join('\n')}\n`);
+  const run = await retrievalBenchmark({
+    pairs: file,
+    model: MODEL,
+    depths: [1, 3],
+    factory: 'IVF4,PQ16x4np',
+    nprobe: 2,
+  });
+  const { result } = run;
+  const key = (s: string) => dedupKey(normalize(s));
+  const distinct = new Set(run.queries.map((p) => key(p.s1))).size;
+  t.equal(result.pairs, 99, '69 pairs and 30 more');
+  t.equal(result.distinct_s1, distinct, `${distinct} distinct s1`);
+  t.ok(distinct < result.pairs);
+  // any-known top-1 from the per-pair ranks, each s1's first pair only
+  const firsts = new Map<string, RankedQuery>();
+  for (const [i, x] of run.ranked.ann.entries()) {
+    const k = key(run.queries[i]?.s1 ?? '');
+    if (!firsts.has(k)) firsts.set(k, x);
+  }
+  t.equal(firsts.size, distinct);
+  t.equal(
+    result.known.overall.top['1'],
+    [...firsts.values()].filter((x) => x.known === 1).length / distinct,
+    'any-known top-1 over distinct s1',
+  );
+  t.equal(run.known.ann.labels['1']?.n, distinct, 'the known rows count sentences');
+  t.equal(run.ann.labels['1']?.n, 99, 'the per-pair rows count pairs');
+  // the first verse's own pair and the first extra pair: one s1, one known rank
+  const own = run.queries.findIndex((p) => key(p.s1) === key(rows[0]?.[0] ?? ''));
+  t.equal(run.ranked.ann[own]?.known, run.ranked.ann.at(-30)?.known, "one s1's pairs share its known rank");
 });
 
 t.test(
