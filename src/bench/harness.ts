@@ -53,7 +53,8 @@ const outputFilesSchema = z.object({
 });
 export type OutputFiles = Omit<z.output<typeof outputFilesSchema>, 'out'>;
 
-function writeFile(path: string, text: string): void {
+/** Writes `text` to `path`, making its folder first. */
+export function writeFile(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, text);
 }

@@ -3,8 +3,7 @@
  * and its first known paraphrase landed and which sentence came first, through ANN, exact search and each
  * reranker. Two models a few queries apart in the figures differ in these rows: which queries, and how.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { writeFile } from './harness.js';
 import type { RankedQuery } from './metrics.js';
 import type { PairQuery } from './retrieval-index.js';
 import { firstIsNegative, type Ranked } from './retrieval-rank.js';
@@ -34,6 +33,5 @@ export function perQueryRows(queries: readonly PairQuery[], ranked: Ranked, text
 }
 
 export function writeJsonLines(file: string, rows: readonly unknown[]): void {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  writeFile(file, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
 }
