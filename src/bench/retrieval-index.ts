@@ -187,8 +187,9 @@ export function positiveQueries(
         negatives: negative.get(ids.q) ?? new Set<number>(),
       });
   }
+  const once = onePerSentence(queries);
   log(
-    `${queries.length} positive pairs queried (${positive.length - queries.length} skipped: both sides the same sentence after normalization), ${onePerSentence(queries).length} distinct s1 with ${knownPerQuery(queries).toFixed(1)} known paraphrases each`,
+    `${queries.length} positive pairs queried (${positive.length - queries.length} skipped: both sides the same sentence after normalization), ${once.length} distinct s1 with ${knownPerQuery(queries, once).toFixed(1)} known paraphrases each`,
   );
   return queries;
 }
@@ -209,8 +210,7 @@ export function onePerSentence(queries: readonly PairQuery[]): number[] {
   return once;
 }
 
-/** Known paraphrases per distinct s1, on average (1 where each s1 has only its own s2). */
-export function knownPerQuery(queries: readonly PairQuery[]): number {
-  const once = onePerSentence(queries);
+/** Known paraphrases per distinct s1 (`once`: onePerSentence's), on average (1 where each s1 has only its own s2). */
+export function knownPerQuery(queries: readonly PairQuery[], once: readonly number[]): number {
   return once.reduce((s, i) => s + (queries[i] as PairQuery).known.size, 0) / Math.max(1, once.length);
 }

@@ -248,7 +248,7 @@ export async function retrievalBenchmark(options: RetrievalOptions, log: Log = (
       ...(negatives ? { first_labeled_negative: negatives } : {}),
       known: {
         files: o.known,
-        per_query: knownPerQuery(queries),
+        per_query: knownPerQuery(queries, once),
         overall: overall(known.ann),
         ...(known.exact ? { exact: overall(known.exact) } : {}),
         reranked: known.rows,
