@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Scores sentence pairs with a cross-encoder, resumably, into a gzipped JSON-lines file: one
-{"s1", "s2", "p"} row a pair (p = P(paraphrase), the positive labels summed), in input order.
+{"s1", "s2", "p"} row a pair (p = P(paraphrase), the positive labels summed, the model's own softmax: not
+through a label calibration, since these are distillation targets), in input order.
 
 A teacher's scores over 10^5 candidate pairs take longer than one working session on 2 cores; this writes them
 in chunks (each a gzip member, flushed to disk), so a run cut short (`--max-minutes`, a crash, the end of a
@@ -112,7 +113,7 @@ def main():
     t0, scored = time.time(), 0
     for b in range(0, len(todo), args.chunk):
         chunk = todo[b: b + args.chunk]
-        p = score_pairs(Path(args.model), chunk, args.threads)
+        p = score_pairs(Path(args.model), chunk, args.threads, raw=True)  # the model's own softmax: targets
         rows = [{"s1": a, "s2": s, "p": round(x, 5), **({} if args.relabel is None else {"label": int(x >= args.relabel)})}
                 for (a, s), x in zip(chunk, p)]
         with gzip.open(out, "at", encoding="utf-8") as f:  # one gzip member a chunk

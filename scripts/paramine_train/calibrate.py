@@ -31,9 +31,25 @@ def positive_indices(model_dir: Path) -> list[int]:
 
 
 def score_pairs(model_dir: Path, pairs: list[tuple[str, str]], threads: int, batch: int = 64,
-                onnx: Path | None = None) -> list[float]:
-    """P(positive) of each (s1, s2) pair under the cross-encoder in `model_dir`: its model.onnx by default, or, in a
-    training checkpoint (PyTorch weights, no graph), the PyTorch model on the GPU when there is one."""
+                onnx: Path | None = None, raw: bool = False) -> list[float]:
+    """P(positive) of each (s1, s2) pair under the cross-encoder in `model_dir`, as the service reports it (through
+    config.json's `paramine.label_calibration` when there is one; `raw`: the model's own softmax, e.g. a teacher's
+    targets for distillation): its model.onnx by default, or, in a training checkpoint (PyTorch weights, no graph),
+    the PyTorch model on the GPU when there is one."""
+    from .label_calibration import apply
+
+    p = _score_raw(model_dir, pairs, threads, batch, onnx)
+    cal = None if raw else label_calibration_of(model_dir)
+    return p if cal is None else [float(x) for x in apply(cal, p)]
+
+
+def label_calibration_of(model_dir: Path) -> dict | None:
+    cfg = Path(model_dir) / "config.json"
+    return json.loads(cfg.read_text()).get("paramine", {}).get("label_calibration") if cfg.exists() else None
+
+
+def _score_raw(model_dir: Path, pairs: list[tuple[str, str]], threads: int, batch: int,
+               onnx: Path | None) -> list[float]:
     import numpy as np
     from transformers import AutoTokenizer
 
@@ -130,7 +146,10 @@ def score_candidates(model_dir: Path, rows: list[dict], threads: int, cache: Pat
     graph = Path(model_dir) / "model.onnx"
     # one-pair-per-run scores get a file of their own: caches written before served_batch hold batched scores
     per_pair = "-per-pair" if graph.exists() and served_batch(graph, 2) == 1 else ""
-    path = cache / f"scores-{sha256(graph)[:16]}{per_pair}.jsonl" if cache else None
+    # reported probabilities: a label calibration changes them, so its parameters are part of the key
+    lc = label_calibration_of(model_dir)
+    scale = f"-lc{lc['a']:.6g}_{lc['b']:.6g}" if lc else ""
+    path = cache / f"scores-{sha256(graph)[:16]}{per_pair}{scale}.jsonl" if cache else None
     known = {}
     if path and path.exists():
         for line in open(path, encoding="utf-8"):

@@ -129,7 +129,7 @@ What the service ranks by (decided on the sets below: an order may lower top-1 a
 none of them): **{ {"calibrated": "the calibrated order", "cross-encoder": "the cross-encoder alone (no calibration written)", "cosine": "the cosine order (`paramine.rerank_order` = cosine; labels and probabilities are still the model's)"}[r["decision"]] }**.
 
 The calibration fitted combines this cross-encoder with the bi-encoder `{cal['encoder']}`: the rerank
-order and the reported paraphrase probability would be `sigmoid({cal['w_logit']} * logit(P(paraphrase)) +
+order is `sigmoid({cal['w_logit']} * logit(P(paraphrase)) +
 {cal['w_cosine']} * cosine + {cal['bias']})`, a logistic regression fitted on {cal['fitted_on']}. Offline check on
 exact-search candidates among same-domain sentences of ../shared/data (`scripts/paramine_train/reranker_calibrate.py`;
 paramine's own benchmark, IVF-PQ among 208k sentences, is in BENCHMARKS.md):

@@ -95,11 +95,13 @@ def card_text(r: dict) -> str:
     params = round(r.get("parameters", 22_700_000) / 1e6)
     fp32_mb = r["files"]["model-fp32.onnx"]["bytes"] / 1e6
     thr = r.get("threshold")
-    cut_text = (f"the label is `paraphrase` when P(paraphrase) >= {thr} (config.json's `paramine.threshold`)"
+    cut_text = (f"the label is `paraphrase` when P(paraphrase) >= {thr} (config.json's `paramine.threshold`; with a "
+                "label calibration, below, both are on its scale)"
                 if thr is not None else "arg-max the label")
     threshold_part = "" if thr is None else f"""
-**The label cut.** `paramine.threshold` = {thr}: the cut on P(paraphrase) of the committed graph with the best mean
-F1 over the validation sets (a 0.01 grid; chosen on the same pairs it is measured on, so optimistic):
+**The label cut at export.** {thr}: the cut on the model's own P(paraphrase) of the committed graph with the best mean
+F1 over the validation sets (a 0.01 grid; chosen on the same pairs it is measured on, so optimistic). The label
+calibration, when its section is below, re-chooses `paramine.threshold` on the calibrated scale:
 
 | set | acc | precision | recall | F1 |
 |---|---|---|---|---|

@@ -22,7 +22,9 @@ def parser() -> argparse.ArgumentParser:
 
     ap = argparse.ArgumentParser(description=getattr(__main__, "__doc__", None),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--stage", choices=["all", "data", "train", "export", "calibrate"], default="all")
+    ap.add_argument("--stage", choices=["all", "data", "train", "export", "label-calibrate", "calibrate"], default="all",
+                    help="label-calibrate: Platt scaling of the reported P(paraphrase) and the label cut on it "
+                         "(label_calibration.py); calibrate: the rerank order's mix with the cosine")
     ap.add_argument("--task", choices=["binary", "turku", "distill"], default="binary",
                     help="binary paraphrase / not (default); the full Turku label scheme; or distillation of a "
                          "--teacher's probabilities on --distill-pairs plus the binary labeled data")
@@ -125,6 +127,10 @@ def main():
             report["base_description"] = described
         text = reranker_card.card_text if args.task == "binary" else reranker_card.task_card_text
         card.write(out, text(report), report)
+    if args.stage in ("all", "label-calibrate") and args.task != "turku":
+        from . import label_calibration
+
+        label_calibration.run(args, out, val)
     if args.stage in ("all", "calibrate") and args.task != "turku":
         reranker_calibrate.run(args, out)
     log(f"done in {(time.time() - t0) / 60:.1f} min")

@@ -129,7 +129,7 @@ def build_distill_data(args, labeled: list[dict]) -> tuple[dict, list[dict]]:
     todo = [i for i, c in enumerate(cand) if c[2] is None]
     log(f"distill: {len(cand)} candidate pairs, {len(cand) - len(todo)} scored already (score_pairs.py); "
         f"teacher {args.teacher} scores {len(todo)}")
-    scores = score_pairs(Path(args.teacher), [cand[i][:2] for i in todo], args.threads) if todo else []
+    scores = score_pairs(Path(args.teacher), [cand[i][:2] for i in todo], args.threads, raw=True) if todo else []
     p = [c[2] for c in cand]
     for i, x in zip(todo, scores):
         p[i] = x

@@ -1,12 +1,16 @@
 /** Pair annotations from the web page: the label schemes, the LMDB store, the pair-file export. */
 
+export { composePlatt, fitPlatt, recalibrated, rescaleRanking } from './calibrate.js';
 export { EXPORT_FORMATS, EXPORT_MEDIA_TYPE, type ExportFormat, exportLines } from './export.js';
 export {
   type AnnotationReport,
   annotationReport,
+  bestModelCut,
   type CutStats,
   cohensKappa,
   krippendorffAlpha,
+  modelScores,
+  type Scored,
 } from './report.js';
 export {
   type AnnotationScheme,

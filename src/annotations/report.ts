@@ -57,7 +57,7 @@ function modelProbability(a: Annotation): number | undefined {
 }
 
 /** Precision / recall / F1 of "score >= t" against the gold, for each cut. */
-function sweep(scored: Array<{ score: number; gold: boolean }>, cuts: number[]): CutStats[] {
+function sweep(scored: Scored[], cuts: number[]): CutStats[] {
   const positives = scored.filter((s) => s.gold).length;
   return cuts.map((threshold) => {
     const sel = scored.filter((s) => s.score >= threshold);
@@ -170,8 +170,15 @@ function agreement(groups: PairVotes[]): AnnotationReport['agreement'] {
   };
 }
 
-/** The report over every annotation given (one record per annotator and pair, as the store keeps them). */
-export function annotationReport(annotations: Iterable<Annotation>): AnnotationReport {
+interface Judged {
+  groups: PairVotes[];
+  /** Pairs with a majority judgement. */
+  judged: PairVotes[];
+  ties: number;
+}
+
+/** The annotations by pair, each pair's gold the annotators' majority (ties have none). */
+function judge(annotations: Iterable<Annotation>): Judged {
   const groups = new Map<string, PairVotes>();
   for (const a of annotations) {
     const g = groups.get(pairKey(a)) ?? { votes: [] };
@@ -185,16 +192,40 @@ export function annotationReport(annotations: Iterable<Annotation>): AnnotationR
     if (yes === no) ties++;
     else g.gold = yes > no;
   }
-  const judged = [...groups.values()].filter((g) => g.gold !== undefined);
-  // The first stored score of each pair: every annotator saw the same model and index.
-  const scoredBy = (f: (a: Annotation) => number | undefined) =>
-    judged.flatMap((g) => {
-      const score = g.votes.map(f).find((x) => x !== undefined);
-      return score === undefined ? [] : [{ score, gold: g.gold as boolean }];
-    });
-  const byModel = scoredBy(modelProbability);
-  const byCosine = scoredBy((a) => a.cosine);
-  const model = sweep(byModel, grid(0.05, 0.95, 0.05));
+  const all = [...groups.values()];
+  return { groups: all, judged: all.filter((g) => g.gold !== undefined), ties };
+}
+
+/** The first stored score of each judged pair (every annotator saw the same model and index), with its gold. */
+const scoredBy = (judged: PairVotes[], f: (a: Annotation) => number | undefined): Scored[] =>
+  judged.flatMap((g) => {
+    const score = g.votes.map(f).find((x) => x !== undefined);
+    return score === undefined ? [] : [{ score, gold: g.gold as boolean }];
+  });
+
+export interface Scored {
+  score: number;
+  gold: boolean;
+}
+
+const MODEL_CUTS = grid(0.05, 0.95, 0.05);
+
+/** The judged pairs that carry the model's P(paraphrase) as the page showed it, with the majority's verdict. */
+export function modelScores(annotations: Iterable<Annotation>): Scored[] {
+  return scoredBy(judge(annotations).judged, modelProbability);
+}
+
+/** The cut on P(paraphrase) with the best F1 on these pairs (the report's grid), if any pair is selected. */
+export function bestModelCut(scored: Scored[]): CutStats | undefined {
+  return bestOf(sweep(scored, MODEL_CUTS));
+}
+
+/** The report over every annotation given (one record per annotator and pair, as the store keeps them). */
+export function annotationReport(annotations: Iterable<Annotation>): AnnotationReport {
+  const { groups, judged, ties } = judge(annotations);
+  const byModel = scoredBy(judged, modelProbability);
+  const byCosine = scoredBy(judged, (a) => a.cosine);
+  const model = sweep(byModel, MODEL_CUTS);
   const cosine = sweep(byCosine, grid(0.3, 0.98, 0.02));
   return {
     pairs: judged.length,
@@ -205,6 +236,6 @@ export function annotationReport(annotations: Iterable<Annotation>): AnnotationR
     model,
     cosine,
     best: { model: bestOf(model), cosine: bestOf(cosine) },
-    agreement: agreement([...groups.values()]),
+    agreement: agreement(groups),
   };
 }

@@ -6,10 +6,10 @@ import { ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder } from '../rerank/index.js';
 import { DEFAULT_RERANKER } from '../service/index.js';
-import { detectScheme } from '../text/labels.js';
+import { detectScheme, positiveProbability } from '../text/labels.js';
 import { parseInput } from '../validate.js';
 import { defineBenchmark, list } from './harness.js';
-import { classificationMetrics } from './metrics.js';
+import { classificationMetrics, reliability } from './metrics.js';
 import { classificationMarkdown } from './report.js';
 
 export interface ClassifyOptions {
@@ -54,10 +54,19 @@ export async function classifyBenchmark(o: ClassifyOptions) {
       return (pos === true ? goldPos : pos === false ? goldNeg : undefined) ?? s.label;
     });
     const result = classificationMetrics(gold, predicted, scheme);
+    if (result.binary && scheme.name === 'binary') {
+      const pos = scores.map((s) => positiveProbability(s.probabilities, cross.positiveLabels));
+      result.calibration = reliability(
+        pos,
+        gold.map((g) => scheme.isPositive(g) === true),
+      );
+    }
     return {
       result: {
         ...result,
         model: cross.modelId,
+        label_cut: cross.threshold ?? null,
+        label_calibration: cross.labelCalibration ?? null,
         pairs_per_s: pairs.length / seconds,
         ...(collapsed ? { gold_collapsed: collapsed.rule } : {}),
       },

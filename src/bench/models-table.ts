@@ -23,9 +23,7 @@ import { readJsonOr, trainedBy } from './model-card.js';
 const DATA = '../shared/data';
 
 const configSchema = z.looseObject({
-  paramine: z
-    .looseObject({ label_scheme: z.string().optional(), threshold: z.number().optional() })
-    .optional(),
+  paramine: z.looseObject({ label_scheme: z.string().optional() }).optional(),
 });
 
 /** Every binary cross-encoder under models/ (a config.json with paramine.label_scheme binary and a graph). */
@@ -82,23 +80,30 @@ export const models = defineBenchmark({
       const dir = existsSync(join(o.models, name)) ? join(o.models, name) : name;
       const mp = (await classifyBenchmark({ pairs: o.multipit, reranker: dir })).result;
       const mrpc = (await classifyBenchmark({ pairs: o.mrpc, reranker: dir, lines })).result;
-      const cut = configSchema.parse(readJsonOr(join(dir, 'config.json'))).paramine?.threshold;
       rows.push({
         model: name,
-        cut: cut ?? null,
-        multipit: { ...mp.binary, n: mp.n, pairsPerSecond: mp.pairs_per_s },
-        mrpc: { accuracy: mrpc.accuracy, n: mrpc.n, pairsPerSecond: mrpc.pairs_per_s },
+        cut: mp.label_cut,
+        calibrated: mp.label_calibration !== null,
+        multipit: { ...mp.binary, n: mp.n, pairsPerSecond: mp.pairs_per_s, ece: mp.calibration?.ece },
+        mrpc: {
+          accuracy: mrpc.accuracy,
+          n: mrpc.n,
+          pairsPerSecond: mrpc.pairs_per_s,
+          ece: mrpc.calibration?.ece,
+        },
         trainedBy: trainedBy(dir),
       });
     }
     const pct = (x: number | undefined) => (x === undefined ? '—' : (100 * x).toFixed(1));
+    const ece = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(3));
     const markdown = [
-      '| cross-encoder | label cut | MultiPIT expert val F1 (P / R) | MRPC held-out acc | pairs/s MultiPIT / MRPC | trained |',
-      '|---|---:|---:|---:|---:|---|',
+      '| cross-encoder | label cut | MultiPIT expert val F1 (P / R) | MRPC held-out acc | ECE of P(paraphrase) MultiPIT / MRPC | pairs/s MultiPIT / MRPC | trained |',
+      '|---|---:|---:|---:|---:|---:|---|',
       ...rows.map(
         (r) =>
-          `| \`${r.model}\` | ${r.cut ?? '0.5'} | ${pct(r.multipit.f1)} (${pct(r.multipit.precision)} / ${pct(r.multipit.recall)}) | ` +
-          `${pct(r.mrpc.accuracy)} | ${r.multipit.pairsPerSecond.toFixed(0)} / ${r.mrpc.pairsPerSecond.toFixed(0)} | ${r.trainedBy} |`,
+          `| \`${r.model}\` | ${r.cut ?? '0.5'}${r.calibrated ? ' (calibrated P)' : ''} | ${pct(r.multipit.f1)} (${pct(r.multipit.precision)} / ${pct(r.multipit.recall)}) | ` +
+          `${pct(r.mrpc.accuracy)} | ${ece(r.multipit.ece)} / ${ece(r.mrpc.ece)} | ` +
+          `${r.multipit.pairsPerSecond.toFixed(0)} / ${r.mrpc.pairsPerSecond.toFixed(0)} | ${r.trainedBy} |`,
       ),
       '',
     ].join('\n');

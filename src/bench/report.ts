@@ -120,6 +120,24 @@ export function classificationMarkdown(result: ClassificationResult, opts: { tit
     summary += ` · paraphrase (binary) precision ${pct(b.precision)}, recall ${pct(b.recall)}, F1 ${pct(b.f1)}`;
   }
   parts.push(summary);
+  if (result.calibration) {
+    const c = result.calibration;
+    parts.push(
+      `reported P(paraphrase) against the share of paraphrases: ECE ${c.ece.toFixed(3)}, Brier ${c.brier.toFixed(3)}`,
+    );
+    parts.push(
+      markdownTable(
+        ['P(paraphrase)', 'pairs', 'mean P', 'share paraphrases'],
+        c.bins.map((b) => [
+          `${b.lo.toFixed(1)}-${b.hi.toFixed(1)}`,
+          String(b.n),
+          b.meanP.toFixed(3),
+          b.observed.toFixed(3),
+        ]),
+        'lrrr',
+      ),
+    );
+  }
   if (result.turku) {
     const t = result.turku;
     parts.push('Base labels (subsumption and flags merged into the base label):');

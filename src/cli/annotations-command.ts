@@ -7,7 +7,20 @@ import { copyFile, link, mkdir, readdir, readFile, stat } from 'node:fs/promises
 import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { type AnnotationReport, AnnotationStore, annotationReport } from '../annotations/index.js';
+import {
+  type AnnotationReport,
+  AnnotationStore,
+  annotationReport,
+  bestModelCut,
+  type CutStats,
+  composePlatt,
+  fitPlatt,
+  modelScores,
+  recalibrated,
+  rescaleRanking,
+  type Scored,
+} from '../annotations/index.js';
+import { reliability } from '../bench/metrics.js';
 import { addFlags, cli } from '../config.js';
 import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
@@ -62,14 +75,18 @@ const thresholdFlags = z.object({
     flag: '--min-pairs <n>',
     description: 'fewest annotated pairs to choose a cut from',
   }),
+  calibrate: z.boolean().default(false).register(cli, {
+    flag: '--calibrate',
+    description:
+      "also fit what P(paraphrase) means on these annotations (Platt scaling on top of the model's label calibration; binary models, from the store, not --url) and choose the cut on that scale",
+  }),
 });
 const thresholdOptions = common.extend(thresholdFlags.shape);
 
 async function threshold(raw: Record<string, unknown>): Promise<void> {
   const o = parseInput(thresholdOptions, raw, 'options');
   const r = await report(o);
-  const best = r.best.model;
-  if (best === undefined || r.withProbability < o.minPairs) {
+  if (r.best.model === undefined || r.withProbability < o.minPairs) {
     throw new ParamineError(
       'BAD_INPUT',
       `only ${r.withProbability} judged pairs carry the model's probabilities (need ${o.minPairs}, --min-pairs): annotate more from search results first`,
@@ -79,16 +96,74 @@ async function threshold(raw: Record<string, unknown>): Promise<void> {
   const out = o.out ?? join(o.index, 'rerankers', basename(dir));
   const config = ConfigSchema.parse(JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')));
   const paramine = { ...(config.paramine ?? {}) };
-  // The annotations store the probability the page showed: the calibrated one when the model has a calibration.
-  if (paramine.calibration) paramine.calibration = { ...paramine.calibration, threshold: best.threshold };
-  else paramine.threshold = best.threshold;
+  const fitted = o.calibrate ? await calibrateOn(o, paramine) : undefined;
+  const best = fitted?.best ?? r.best.model;
+  // The annotations store the probability the page showed: the reported one (label-calibrated where the model
+  // has a label calibration), which is the scale `paramine.threshold` is on. (The rerank order's calibration
+  // takes no cut: a threshold written into it, as before 2026-12-01, was never read.)
+  paramine.threshold = best.threshold;
   await copyModel(dir, out);
   await writeFileAtomic(join(out, 'config.json'), `${JSON.stringify({ ...config, paramine }, null, 2)}\n`);
   process.stdout.write(
-    `${out}: label cut ${best.threshold} (F1 ${best.f1}, precision ${best.precision}, recall ${best.recall} on ` +
+    (fitted ? `${fitted.said}\n` : '') +
+      `${out}: label cut ${best.threshold} (F1 ${best.f1}, precision ${best.precision}, recall ${best.recall} on ` +
       `${r.withProbability} annotated pairs; cosine alone at best F1 ${r.best.cosine?.f1 ?? '-'})\n` +
       `serve it with: paramine serve --index ${o.index} --reranker ${out}\n`,
   );
+}
+
+type Paramine = NonNullable<z.output<typeof ConfigSchema>['paramine']>;
+
+/**
+ * `--calibrate`: Platt scaling of the stored probabilities against the annotators' majority, composed with the
+ * model's own label calibration into `paramine` (the rerank order's weights carried over), and the best cut
+ * on the new scale.
+ */
+async function calibrateOn(o: z.output<typeof thresholdOptions>, paramine: Paramine) {
+  if (o.url !== undefined)
+    throw new ParamineError('BAD_INPUT', '--calibrate reads the annotation store itself: drop --url', {
+      field: 'url',
+    });
+  if (paramine.label_scheme === 'turku')
+    throw new ParamineError('BAD_INPUT', '--calibrate needs a binary cross-encoder', { field: 'reranker' });
+  const store = AnnotationStore.open(o.annotationsDir ?? join(o.index, 'annotations'));
+  let scored: Scored[];
+  try {
+    scored = modelScores(store.list());
+  } finally {
+    await store.close();
+  }
+  const positives = scored.filter((s) => s.gold).length;
+  if (positives === 0 || positives === scored.length)
+    throw new ParamineError(
+      'BAD_INPUT',
+      '--calibrate needs paraphrases and non-paraphrases among the annotations',
+    );
+  const fit = fitPlatt(scored);
+  if (!(fit.a > 0))
+    throw new ParamineError(
+      'BAD_INPUT',
+      `the annotations do not rise with the model's P(paraphrase) (fitted slope ${fit.a.toFixed(3)}): no calibration written`,
+    );
+  const next = composePlatt(paramine.label_calibration, fit);
+  if (paramine.calibration)
+    paramine.calibration = rescaleRanking(paramine.calibration, paramine.label_calibration, next);
+  paramine.label_calibration = {
+    method: 'platt',
+    a: next.a,
+    b: next.b,
+    fitted_on: `${scored.length} annotated pairs of ${o.index} (on top of the model's own)`,
+  };
+  const best = bestModelCut(recalibrated(scored, fit)) as CutStats;
+  const ece = (s: Scored[]) =>
+    reliability(
+      s.map((x) => x.score),
+      s.map((x) => x.gold),
+    ).ece.toFixed(3);
+  return {
+    best,
+    said: `label calibration on ${scored.length} annotated pairs: P' = sigmoid(${fit.a.toFixed(3)} * logit(P) + ${fit.b.toFixed(3)}); ECE there ${ece(scored)} -> ${ece(recalibrated(scored, fit))} (in-sample)`,
+  };
 }
 
 export function register(program: Command): void {

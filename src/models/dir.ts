@@ -25,12 +25,23 @@ export const ConfigSchema = z.looseObject({
        */
       threshold: z.number().gt(0).lt(1).optional(),
       /**
+       * Platt scaling of a binary model's P(paraphrase): the service reports sigmoid(a * z + b) of the model's
+       * logit z (scripts/paramine_train/label_calibration.py), and `threshold` is on that scale. a > 0 keeps
+       * the order of candidates.
+       */
+      label_calibration: z
+        .looseObject({ method: z.literal('platt'), a: z.number().positive(), b: z.number() })
+        .optional(),
+      /**
        * How reranked candidates are ordered: by P(paraphrase) (default), or kept in cosine order when the
        * training script found that reordering by the model lowers top-1 on a validation set (the labels
        * and probabilities are still the model's).
        */
       rerank_order: z.enum(['probability', 'cosine']).optional(),
-      /** The rerank order's mix with the bi-encoder's cosine (scripts/paramine_train/calibrate.py). */
+      /**
+       * The rerank order's mix with the bi-encoder's cosine (scripts/paramine_train/calibrate.py), on the logit
+       * of the reported (label-calibrated, where there is a label calibration) P(paraphrase).
+       */
       calibration: z
         .looseObject({
           w_logit: z.number(),

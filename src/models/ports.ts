@@ -38,6 +38,15 @@ export interface Calibration {
   encoder?: string | undefined;
 }
 
+/**
+ * config.json's `paramine.label_calibration`: a binary model reports P(paraphrase) = sigmoid(a * z + b) of its
+ * own logit z (Platt scaling; a > 0).
+ */
+export interface LabelCalibration {
+  a: number;
+  b: number;
+}
+
 export interface PairScorer {
   /** Label names in class-id order. */
   readonly labels: readonly string[];

@@ -8,7 +8,7 @@
 import { ParamineError } from '../errors.js';
 import { labelsOf } from '../models/dir.js';
 import type { ModelInfo } from '../models/handle.js';
-import type { Calibration, Pair, PairScore } from '../models/ports.js';
+import type { Calibration, LabelCalibration, Pair, PairScore } from '../models/ports.js';
 import type { ModelRuntime } from '../models/runtime.js';
 import { type Batch, floatOutput, type RuntimeOptions } from '../models/runtime.js';
 import { RuntimeCore } from '../models/runtime-core.js';
@@ -24,11 +24,13 @@ export interface CrossEncoderInfo extends ModelInfo {
   calibration?: Calibration | undefined;
   /** config.json's `paramine.threshold`: the label cut on P(paraphrase) (absent: arg-max). */
   threshold?: number | undefined;
+  /** config.json's `paramine.label_calibration`: the reported P(paraphrase) is sigmoid(a * logit + b). */
+  labelCalibration?: LabelCalibration | undefined;
   /** config.json's `paramine.rerank_order`. */
   rerankOrder?: 'probability' | 'cosine' | undefined;
 }
 
-export type { Pair, PairScore };
+export type { LabelCalibration, Pair, PairScore };
 
 export function checkPairs(pairs: unknown): asserts pairs is Pair[] {
   if (!Array.isArray(pairs)) throw new ParamineError('BAD_INPUT', 'pairs must be an array of [text, text]');
@@ -48,6 +50,8 @@ export class CrossEncoderCore extends RuntimeCore {
   private readonly sigmoid: boolean;
   /** config.json's `paramine.threshold`: the label cut on P(paraphrase). */
   private readonly threshold: number | undefined;
+  /** Platt scaling of the positive label's logit, and the class ids it reads (binary models only). */
+  private readonly platt: { a: number; b: number; pos: number; neg: number } | undefined;
 
   private constructor(rt: ModelRuntime) {
     super(rt);
@@ -83,6 +87,7 @@ export class CrossEncoderCore extends RuntimeCore {
     this.labels = labels;
     this.positiveLabels = declaredPositive(rt, labels);
     this.threshold = rt.modelDir.config.paramine?.threshold;
+    this.platt = plattOf(rt, labels, this.positiveLabels);
   }
 
   static open(dir: string, opts: CrossEncoderCoreOptions = {}): Promise<CrossEncoderCore> {
@@ -95,6 +100,7 @@ export class CrossEncoderCore extends RuntimeCore {
       positiveLabels: [...this.positiveLabels],
       calibration: this.rt.modelDir.config.paramine?.calibration,
       threshold: this.threshold,
+      labelCalibration: this.platt && { a: this.platt.a, b: this.platt.b },
       rerankOrder: this.rt.modelDir.config.paramine?.rerank_order,
       modelId: this.modelId,
       onnxSha256: this.onnxSha256,
@@ -113,6 +119,12 @@ export class CrossEncoderCore extends RuntimeCore {
     return out;
   }
 
+  /** The logit of P(positive): the single logit (P of class 1) or the difference of two. */
+  private positiveLogit(logits: Float32Array, c: { pos: number; neg: number }): number {
+    if (this.sigmoid) return c.pos === 1 ? logits[0]! : -logits[0]!;
+    return logits[c.pos]! - logits[c.neg]!;
+  }
+
   private take(batch: Batch, t: { data: Float32Array; dims: number[] }, out: PairScore[]): void {
     const n = this.sigmoid ? 1 : this.labels.length;
     if (t.dims.length !== 2 || t.dims[0] !== batch.rows.length || t.dims[1] !== n) {
@@ -122,7 +134,12 @@ export class CrossEncoderCore extends RuntimeCore {
       );
     }
     batch.rows.forEach((row, k) => {
-      const p = this.sigmoid ? sigmoidPair(t.data[k]!) : softmax(t.data.subarray(k * n, (k + 1) * n));
+      const logits = t.data.subarray(k * n, (k + 1) * n);
+      const p = this.platt
+        ? calibratedPair(this.platt, this.positiveLogit(logits, this.platt))
+        : this.sigmoid
+          ? sigmoidPair(logits[0]!)
+          : softmax(logits);
       const probabilities: Record<string, number> = {};
       p.forEach((x, i) => {
         probabilities[this.labels[i]!] = x;
@@ -144,6 +161,34 @@ function declaredPositive(rt: ModelRuntime, labels: readonly string[]): string[]
     );
   }
   return positiveLabelsOf(labels, declared);
+}
+
+/**
+ * The label calibration of a binary model: the logit of P(positive) is l[pos] - l[neg] of two logits (or the
+ * single logit), and the reported probability sigmoid(a * that + b). A model with other labels has none.
+ */
+function plattOf(
+  rt: ModelRuntime,
+  labels: readonly string[],
+  positive: readonly string[],
+): { a: number; b: number; pos: number; neg: number } | undefined {
+  const lc = rt.modelDir.config.paramine?.label_calibration;
+  if (lc === undefined) return undefined;
+  if (labels.length !== 2 || positive.length !== 1) {
+    throw new ParamineError(
+      'BAD_CONFIG',
+      `${rt.modelDir.dir}: paramine.label_calibration needs a binary model (one positive of two labels), not ${labels.join(', ')}`,
+      { field: 'config.json' },
+    );
+  }
+  const pos = labels.indexOf(positive[0] as string);
+  return { a: lc.a, b: lc.b, pos, neg: 1 - pos };
+}
+
+/** [P(class 0), P(class 1)] from the calibrated logit of the positive class (at `pos`). */
+function calibratedPair(c: { a: number; b: number; pos: number }, z: number): number[] {
+  const p = 1 / (1 + Math.exp(-(c.a * z + c.b)));
+  return c.pos === 1 ? [1 - p, p] : [p, 1 - p];
 }
 
 /** Softmax in float64 (max-shifted so large logits cannot overflow). */

@@ -19,6 +19,7 @@ import {
   type CrossEncoderCoreOptions,
   type CrossEncoderInfo,
   checkPairs,
+  type LabelCalibration,
   type Pair,
   type PairScore,
 } from './core.js';
@@ -82,6 +83,16 @@ export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> impleme
   /** config.json's `paramine.calibration` (combines P(paraphrase) with the cosine when ranking). */
   get calibration(): Calibration | undefined {
     return this.backend.info.calibration;
+  }
+
+  /** config.json's `paramine.threshold`: the label cut on the reported P(paraphrase) (absent: arg-max). */
+  get threshold(): number | undefined {
+    return this.backend.info.threshold;
+  }
+
+  /** config.json's `paramine.label_calibration`: what the reported P(paraphrase) is of the model's logit. */
+  get labelCalibration(): LabelCalibration | undefined {
+    return this.backend.info.labelCalibration;
   }
 
   /** config.json's `paramine.rerank_order` ('cosine': reranked rows keep the bi-encoder's order). */

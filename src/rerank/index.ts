@@ -1,5 +1,12 @@
 export type { PairScorer } from '../models/ports.js';
-export { CrossEncoderCore, type CrossEncoderInfo, type Pair, type PairScore, softmax } from './core.js';
+export {
+  CrossEncoderCore,
+  type CrossEncoderInfo,
+  type LabelCalibration,
+  type Pair,
+  type PairScore,
+  softmax,
+} from './core.js';
 export { CrossEncoder, type CrossEncoderOptions } from './cross-encoder.js';
 export { type SpanHit, SpanModel, type SpanModelOptions, type SpanQuery } from './span.js';
 export { bestTokenSpan, splitWords } from './span-core.js';

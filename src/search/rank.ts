@@ -7,7 +7,8 @@
  * sigmoid(w_logit * logit(P) + w_cosine * cosine + bias) instead, fitted on retrieval candidates so that
  * reranking lowers top-1 on no validation set. It orders only: that value is the chance of being a query's one
  * gold paraphrase among its candidates (a few percent at best), not P(paraphrase), so the label (cut at the
- * model's validated threshold), the reported probabilities and the filters keep the cross-encoder's own.
+ * model's validated threshold), the reported probabilities and the filters keep the scorer's P (the model's
+ * label-calibrated one where it has a `paramine.label_calibration`: src/rerank/core.ts).
  */
 import type { Calibration, PairScore, PairScorer } from '../models/ports.js';
 import { positiveProbability } from '../text/labels.js';

@@ -6,6 +6,7 @@ import {
   multiClass,
   rankOf,
   rankOfAny,
+  reliability,
   retrievalMetrics,
 } from '../../src/bench/metrics.js';
 import { detectScheme } from '../../src/text/labels.js';
@@ -191,4 +192,21 @@ t.test('classification: Turku layout (full labels, base labels, subsumption and 
   const over = classificationMetrics(gold, pred, detectScheme(gold, { positive: ['4'] }));
   // Positive = base 4 only: gold T T T F F T, pred T T T F F T -> all correct.
   t.same(over.binary, { precision: 1, recall: 1, f1: 1 });
+});
+
+t.test('reliability: bins of P against the share of positives, ECE and Brier', async (t) => {
+  // Bin 0.0-0.1: P 0.05, 0.05 (truths F, T) -> mean 0.05, observed 0.5; bin 0.9-1.0: P 0.95 and 1.0 (T, T).
+  const r = reliability([0.05, 0.05, 0.95, 1], [false, true, true, true]);
+  t.same(
+    r.bins.map((b) => [b.lo, b.n]),
+    [
+      [0, 2],
+      [0.9, 2],
+    ],
+    'empty bins left out; 1.0 falls in the last bin',
+  );
+  t.ok(close(r.bins[0]?.observed, 0.5) && close(r.bins[1]?.meanP, 0.975));
+  t.ok(close(r.ece, 0.5 * 0.45 + 0.5 * 0.025), `ECE ${r.ece}`);
+  t.ok(close(r.brier, (0.05 ** 2 + 0.95 ** 2 + 0.05 ** 2 + 0) / 4), `Brier ${r.brier}`);
+  t.ok(close(reliability([0.3, 0.7], [false, true], 2).ece, 0.3), 'two bins: |0.3 - 0| and |0.7 - 1|');
 });

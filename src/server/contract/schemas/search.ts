@@ -5,9 +5,14 @@ export const Meta = z
   .record(z.string(), z.unknown())
   .meta({ id: 'Meta', description: "The corpus record's extra fields, as indexed." });
 
-export const Probabilities = z
-  .record(z.string(), z.number().min(0).max(1))
-  .meta({ id: 'Probabilities', description: "Every label's probability; they sum to 1." });
+export const Probabilities = z.record(z.string(), z.number().min(0).max(1)).meta({
+  id: 'Probabilities',
+  description:
+    "Every label's probability; they sum to 1. A binary model with a label calibration (config.json's\n" +
+    '`paramine.label_calibration`) reports P(paraphrase) calibrated on validation pairs: among pairs given\n' +
+    'about p there, about p were paraphrases (its model card has the reliability diagram). The label cut\n' +
+    '(`paramine.threshold`) is on this scale.\n',
+});
 
 export const LexicalMeasures = z
   .strictObject({
