@@ -1,7 +1,8 @@
 /**
  * `paramine annotations report|threshold`: what the web page's annotations say about the cross-encoder
  * (the same report as GET /v1/annotations/report), and a copy of the cross-encoder for one index whose
- * label cut is the one with the best F1 on those annotations.
+ * label cut is the one with the best F1 on those annotations (with `--calibrate`, on a label calibration fitted
+ * on them).
  */
 import { copyFile, link, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -12,7 +13,6 @@ import {
   AnnotationStore,
   annotationReport,
   bestModelCut,
-  type CutStats,
   composePlatt,
   fitPlatt,
   modelScores,
@@ -154,7 +154,9 @@ async function calibrateOn(o: z.output<typeof thresholdOptions>, paramine: Param
     b: next.b,
     fitted_on: `${scored.length} annotated pairs of ${o.index} (on top of the model's own)`,
   };
-  const best = bestModelCut(recalibrated(scored, fit)) as CutStats;
+  const best = bestModelCut(recalibrated(scored, fit));
+  if (best === undefined)
+    throw new ParamineError('BAD_INPUT', 'no cut on the calibrated scale selects an annotated pair');
   const ece = (s: Scored[]) =>
     reliability(
       s.map((x) => x.score),
