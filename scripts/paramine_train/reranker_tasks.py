@@ -129,7 +129,8 @@ def build_distill_data(args, labeled: list[dict]) -> tuple[dict, list[dict]]:
     todo = [i for i, c in enumerate(cand) if c[2] is None]
     log(f"distill: {len(cand)} candidate pairs, {len(cand) - len(todo)} scored already (score_pairs.py); "
         f"teacher {args.teacher} scores {len(todo)}")
-    scores = score_pairs(Path(args.teacher), [cand[i][:2] for i in todo], args.threads, raw=True) if todo else []
+    scores = (score_pairs(Path(args.teacher), [cand[i][:2] for i in todo], args.threads,
+                         raw=args.distill_scale == "raw") if todo else [])
     p = [c[2] for c in cand]
     for i, x in zip(todo, scores):
         p[i] = x
@@ -140,7 +141,8 @@ def build_distill_data(args, labeled: list[dict]) -> tuple[dict, list[dict]]:
     random.Random(args.seed).shuffle(rows)
     relabeled = [x for c, x in zip(cand, p) if c[3] == "relabeled"]
     soft = [x for c, x in zip(cand, p) if c[3] == "teacher"]
-    stats = {"task": "distill", "teacher": args.teacher, "candidate_pairs": len(cand),
+    stats = {"task": "distill", "teacher": args.teacher, "teacher_scale": args.distill_scale,
+             "candidate_pairs": len(cand),
              "relabeled_pairs": len(relabeled), "relabeled_negative": int(sum(x < 0.5 for x in relabeled)),
              "candidate_pairs_dropped_val_overlap": dropped, "labeled_rows": len(labeled),
              "teacher_mean_p": round(sum(soft) / max(1, len(soft)), 4), "teacher_positive_share": round(
