@@ -9,6 +9,7 @@ import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import {
+  type Annotation,
   type AnnotationReport,
   AnnotationStore,
   annotationReport,
@@ -35,19 +36,25 @@ const common = z.object({
   url: z.string().url().optional(),
 });
 
-async function report(o: z.output<typeof common>): Promise<AnnotationReport> {
+/** Every annotation of the index's store, read whole (the store is closed before the caller goes on). */
+async function storedAnnotations(o: z.output<typeof common>): Promise<Annotation[]> {
+  const store = AnnotationStore.open(o.annotationsDir ?? join(o.index, 'annotations'));
+  try {
+    return [...store.list()];
+  } finally {
+    await store.close();
+  }
+}
+
+/** The report from a running service (--url), else from the store (`stored`, when the caller read it already). */
+async function report(o: z.output<typeof common>, stored?: Annotation[]): Promise<AnnotationReport> {
   if (o.url !== undefined) {
     const res = await fetch(new URL('/v1/annotations/report', o.url));
     if (!res.ok)
       throw new ParamineError('UNAVAILABLE', `${o.url}: GET /v1/annotations/report answered ${res.status}`);
     return (await res.json()) as AnnotationReport;
   }
-  const store = AnnotationStore.open(o.annotationsDir ?? join(o.index, 'annotations'));
-  try {
-    return annotationReport(store.list());
-  } finally {
-    await store.close();
-  }
+  return annotationReport(stored ?? (await storedAnnotations(o)));
 }
 
 /** Copies a model directory (hard links where the file system allows: graphs are large and never edited). */
@@ -85,7 +92,13 @@ const thresholdOptions = common.extend(thresholdFlags.shape);
 
 async function threshold(raw: Record<string, unknown>): Promise<void> {
   const o = parseInput(thresholdOptions, raw, 'options');
-  const r = await report(o);
+  if (o.calibrate && o.url !== undefined)
+    throw new ParamineError('BAD_INPUT', '--calibrate reads the annotation store itself: drop --url', {
+      field: 'url',
+    });
+  // --calibrate fits on the pairs themselves: one read of the store serves the report and the fit
+  const stored = o.calibrate ? await storedAnnotations(o) : undefined;
+  const r = await report(o, stored);
   if (r.best.model === undefined || r.withProbability < o.minPairs) {
     throw new ParamineError(
       'BAD_INPUT',
@@ -96,7 +109,7 @@ async function threshold(raw: Record<string, unknown>): Promise<void> {
   const out = o.out ?? join(o.index, 'rerankers', basename(dir));
   const config = ConfigSchema.parse(JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')));
   const paramine = { ...(config.paramine ?? {}) };
-  const fitted = o.calibrate ? await calibrateOn(o, paramine) : undefined;
+  const fitted = stored ? calibrateOn(o, paramine, stored) : undefined;
   const best = fitted?.best ?? r.best.model;
   // The annotations store the probability the page showed: the reported one (label-calibrated where the model
   // has a label calibration), which is the scale `paramine.threshold` is on. (The rerank order's calibration
@@ -119,20 +132,10 @@ type Paramine = NonNullable<z.output<typeof ConfigSchema>['paramine']>;
  * model's own label calibration into `paramine` (the rerank order's weights carried over), and the best cut
  * on the new scale.
  */
-async function calibrateOn(o: z.output<typeof thresholdOptions>, paramine: Paramine) {
-  if (o.url !== undefined)
-    throw new ParamineError('BAD_INPUT', '--calibrate reads the annotation store itself: drop --url', {
-      field: 'url',
-    });
+function calibrateOn(o: z.output<typeof thresholdOptions>, paramine: Paramine, stored: Annotation[]) {
   if (paramine.label_scheme === 'turku')
     throw new ParamineError('BAD_INPUT', '--calibrate needs a binary cross-encoder', { field: 'reranker' });
-  const store = AnnotationStore.open(o.annotationsDir ?? join(o.index, 'annotations'));
-  let scored: Scored[];
-  try {
-    scored = modelScores(store.list());
-  } finally {
-    await store.close();
-  }
+  const scored = modelScores(stored);
   const positives = scored.filter((s) => s.gold).length;
   if (positives === 0 || positives === scored.length)
     throw new ParamineError(
