@@ -13,6 +13,8 @@ export const ENVIRONMENT = {
   PARAMINE_FAISS_ADDON: 'a FAISS addon (.node) to load instead of the built one',
   PARAMINE_FAISS_THREADS: 'OpenMP threads per FAISS operation (default: min(2, cores))',
   PARAMINE_BLAS_THREADS: 'OpenBLAS threads per FAISS operation (default: 1)',
+  PARAMINE_INT8_PRECISION:
+    "int8 graphs' kernels: auto (default: exact u8u8 kernels on CPUs whose u8s8 ones saturate, e.g. AVX2 without VNNI), on (always), off (never)",
   PARAMINE_USAGE_FILE: 'benchmarks: where a measured child process writes its resource usage',
 } as const;
 

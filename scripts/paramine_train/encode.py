@@ -44,6 +44,33 @@ def pool(hidden, mask, mode: str):
     return v / np.clip(np.linalg.norm(v, axis=1, keepdims=True), 1e-12, None)
 
 
+# MatMulInteger(a: uint8[m, k], b: int8[k, n]) -> int32[m, n]: the runtime's probe (src/models/int8-kernels.ts).
+INT8_PROBE = (
+    "CAg6cQoYCgFhCgFiEgF5Ig1NYXRNdWxJbnRlZ2VyEhBzYXR1cmF0aW9uX3Byb2JlWhUKAWESEAoOCAISCgoDEgFtCgMSAWtaFQoBYhIQCg4IAxIKCgMSAWsK"
+    "AxIBbmIVCgF5EhAKDggGEgoKAxIBbQoDEgFuQgQKABAN"
+)
+_saturates: bool | None = None
+
+
+def int8_saturates() -> bool:
+    """Whether this CPU's u8s8 kernels saturate (x86-64 AVX2 / AVX-512 without VNNI: VPMADDUBSW adds two
+    u8*s8 products into an int16). Asked by behaviour once per process, as the TypeScript runtime does."""
+    global _saturates
+    if _saturates is None:
+        import base64
+
+        import numpy as np
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        sess = ort.InferenceSession(base64.b64decode(INT8_PROBE), so, providers=["CPUExecutionProvider"])
+        k = 256
+        y = sess.run(None, {"a": np.full((8, k), 255, np.uint8), "b": np.full((k, 64), 127, np.int8)})[0]
+        _saturates = bool((y != 255 * 127 * k).any())
+    return _saturates
+
+
 def ort_session(path: Path, threads: int):
     import onnxruntime as ort
 
@@ -52,6 +79,9 @@ def ort_session(path: Path, threads: int):
     so.inter_op_num_threads = 1
     # no busy-waiting between ops: on 2 cores shared with other work, spinning threads only steal time
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if int8_saturates():
+        # exact u8u8 kernels where u8s8 ones saturate (the graph's int8 weights are then read as u8 + 128)
+        so.add_session_config_entry("session.x64quantprecision", "1")
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 

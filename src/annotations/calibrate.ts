@@ -79,3 +79,20 @@ export function rescaleRanking<C extends Calibration>(
 export function recalibrated(scored: readonly Scored[], fit: LabelCalibration): Scored[] {
   return scored.map((s) => ({ ...s, score: sigmoid(fit.a * logit(s.score) + fit.b) }));
 }
+
+/**
+ * Out-of-fold calibrated scores: each of `folds` interleaved parts scored by the fit on the others, so the
+ * reliability of the map is judged on pairs it was not fitted on (a fit on few pairs flatters itself).
+ */
+export function crossFitted(scored: readonly Scored[], folds = 5): Scored[] {
+  const k = Math.max(2, Math.min(folds, scored.length));
+  const out: Scored[] = new Array(scored.length);
+  for (let f = 0; f < k; f++) {
+    const train = scored.filter((_, i) => i % k !== f);
+    const fit = fitPlatt(train);
+    scored.forEach((s, i) => {
+      if (i % k === f) out[i] = { ...s, score: sigmoid(fit.a * logit(s.score) + fit.b) };
+    });
+  }
+  return out;
+}

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
+import type { LabelMode } from '../models/ports.js';
 import { checkLmdbFile, DirLock, inTxn, lmdbWrite } from '../store/index.js';
 import type { AnnotationScheme, Decision } from './schemes.js';
 
@@ -29,6 +30,9 @@ export interface Annotation {
   /** What the pair looked like when it was judged: the model's label and scores, the retrieval ranks. */
   predicted?: string;
   probabilities?: Record<string, number>;
+  /** The model whose (calibrated) probabilities these are, and the labels mode the pair was shown under. */
+  model?: string;
+  mode?: LabelMode;
   cosine?: number;
   annRank?: number;
   rerankRank?: number;

@@ -1,10 +1,12 @@
 /** Classification benchmark (Kanerva et al., Tables 4/5; Dou et al., Table 2): the cross-encoder on labeled pairs. */
 import { readFileSync } from 'node:fs';
+import { Option } from 'commander';
 import { z } from 'zod';
-import { readPairs } from '../corpus/index.js';
+import { heldoutLines, pairsAtLines, readPairs } from '../corpus/index.js';
 import { ParamineError } from '../errors.js';
+import { LABEL_MODES, type LabelMode } from '../models/ports.js';
 import { resolveModelDir } from '../models/resolve.js';
-import { CrossEncoder } from '../rerank/index.js';
+import { openLabeler } from '../rerank/index.js';
 import { DEFAULT_RERANKER } from '../service/index.js';
 import { detectScheme, positiveProbability } from '../text/labels.js';
 import { parseInput } from '../validate.js';
@@ -18,12 +20,13 @@ export interface ClassifyOptions {
   positive?: string[] | undefined;
   /** Only the pairs at these 1-based file lines (a held-out split); all when undefined. */
   lines?: ReadonlySet<number> | undefined;
+  /** Who labels (default `fast`: the model alone, as before the cascade). */
+  mode?: LabelMode | undefined;
 }
 
 export async function classifyBenchmark(o: ClassifyOptions) {
   const all = await readPairs(o.pairs);
-  const lineOf = (where: string) => Number(where.slice(where.lastIndexOf(':') + 1));
-  const pairs = o.lines ? all.filter((p) => o.lines?.has(lineOf(p.where))) : all;
+  const pairs = o.lines ? pairsAtLines(all, o.lines) : all;
   if (pairs.length === 0)
     throw new ParamineError('BAD_INPUT', `${o.pairs}: no pairs selected`, { field: 'heldout' });
   const labels = pairs.map((p) => p.label);
@@ -32,11 +35,23 @@ export async function classifyBenchmark(o: ClassifyOptions) {
       field: 'pairs',
     });
   }
-  const cross = await CrossEncoder.open(resolveModelDir(o.reranker, 'reranker'));
+  const mode = o.mode ?? 'fast';
+  const {
+    labeler,
+    student: cross,
+    close,
+  } = await openLabeler(resolveModelDir(o.reranker, 'reranker'), {
+    mode,
+  });
   try {
+    // The teacher opens outside the timing (the service keeps it open once a pair needed it).
+    if (mode !== 'fast' && labeler.teacher)
+      await labeler.score([['warm up', 'warm up']], undefined, { mode: 'best' });
     const t0 = performance.now();
-    const scores = await cross.score(pairs.map((p) => [p.s1, p.s2] as const));
+    const scores = await labeler.score(pairs.map((p) => [p.s1, p.s2] as const));
     const seconds = (performance.now() - t0) / 1000;
+    const byModel: Record<string, number> = {};
+    for (const s of scores) if (s.model) byModel[s.model] = (byModel[s.model] ?? 0) + 1;
     const collapsed = collapseToBinary(labels as string[], cross.labels, o.positive);
     const gold = collapsed?.gold ?? (labels as string[]);
     const scheme = detectScheme(
@@ -65,6 +80,8 @@ export async function classifyBenchmark(o: ClassifyOptions) {
       result: {
         ...result,
         model: cross.modelId,
+        mode,
+        labeled_by: byModel,
         label_cut: cross.threshold ?? null,
         label_calibration: cross.labelCalibration ?? null,
         pairs_per_s: pairs.length / seconds,
@@ -73,7 +90,7 @@ export async function classifyBenchmark(o: ClassifyOptions) {
       scheme: scheme.name,
     };
   } finally {
-    await cross.close();
+    await close();
   }
 }
 
@@ -113,11 +130,6 @@ export function collapseToBinary(
 }
 
 /** The 1-based file lines a held-out split lists (`{"lines": [...]}`). */
-export function heldoutLines(file: string): Set<number> {
-  const json: unknown = JSON.parse(readFileSync(file, 'utf8'));
-  return new Set(parseInput(z.looseObject({ lines: z.array(z.number().int()) }), json, 'heldout').lines);
-}
-
 export const classify = defineBenchmark({
   name: 'classify',
   description: 'per-label precision / recall / F1 of the cross-encoder on labeled pairs',
@@ -129,18 +141,24 @@ export const classify = defineBenchmark({
       .option(
         '--heldout <json>',
         'only the pairs at the 1-based file lines this JSON file lists ({"lines": [...]})',
+      )
+      .addOption(
+        new Option('--labels-mode <mode>', 'who labels: fast (the model alone), balanced, best').choices(
+          LABEL_MODES,
+        ),
       ),
   schema: z.object({
     pairs: z.string(),
     reranker: z.string(),
+    labelsMode: z.enum(LABEL_MODES).optional(),
     positive: z.array(z.string()).optional(),
     heldout: z.string().optional(),
   }),
   async run(o) {
     const lines = o.heldout ? heldoutLines(o.heldout) : undefined;
-    const { result } = await classifyBenchmark({ ...o, lines });
+    const { result } = await classifyBenchmark({ ...o, lines, mode: o.labelsMode });
     const markdown = classificationMarkdown(result, {
-      title: `Classification: ${o.pairs} (${result.model})`,
+      title: `Classification: ${o.pairs} (${result.model}, ${result.mode})`,
     });
     return { result, markdown };
   },

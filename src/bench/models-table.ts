@@ -8,7 +8,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { classifyBenchmark, heldoutLines } from './classify.js';
+import { heldoutLines } from '../corpus/index.js';
+import { classifyBenchmark } from './classify.js';
 import {
   DISTRACTORS_HELP,
   ENCODERS_HELP,

@@ -15,6 +15,7 @@ import {
   annotationReport,
   bestModelCut,
   composePlatt,
+  crossFitted,
   fitPlatt,
   modelScores,
   recalibrated,
@@ -109,7 +110,7 @@ async function threshold(raw: Record<string, unknown>): Promise<void> {
   const out = o.out ?? join(o.index, 'rerankers', basename(dir));
   const config = ConfigSchema.parse(JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')));
   const paramine = { ...(config.paramine ?? {}) };
-  const fitted = stored ? calibrateOn(o, paramine, stored) : undefined;
+  const fitted = stored ? calibrateOn(o, paramine, oneScale(stored, basename(dir))) : undefined;
   const best = fitted?.best ?? r.best.model;
   // The annotations store the probability the page showed: the reported one (label-calibrated where the model
   // has a label calibration), which is the scale `paramine.threshold` is on. (The rerank order's calibration
@@ -123,6 +124,22 @@ async function threshold(raw: Record<string, unknown>): Promise<void> {
       `${r.withProbability} annotated pairs; cosine alone at best F1 ${r.best.cosine?.f1 ?? '-'})\n` +
       `serve it with: paramine serve --index ${o.index} --reranker ${out}\n`,
   );
+}
+
+/**
+ * The annotations whose probabilities are on the model's scale: those it labeled (`model` = its name), and
+ * those from before annotations named a model (the page then showed the served model's). A pair the cascade
+ * sent to the teacher carries the teacher's P, on another scale: it is left out, and the count said.
+ */
+function oneScale(stored: Annotation[], model: string): Annotation[] {
+  const kept = stored.filter((a) => a.model === undefined || a.model === model);
+  const other = stored.length - kept.length;
+  if (other > 0) {
+    process.stderr.write(
+      `paramine: ${other} of ${stored.length} annotations show another model's probabilities (the cascade's teacher); fitting on the other ${kept.length}\n`,
+    );
+  }
+  return kept;
 }
 
 type Paramine = NonNullable<z.output<typeof ConfigSchema>['paramine']>;
@@ -167,7 +184,10 @@ function calibrateOn(o: z.output<typeof thresholdOptions>, paramine: Paramine, s
     ).ece.toFixed(3);
   return {
     best,
-    said: `label calibration on ${scored.length} annotated pairs: P' = sigmoid(${fit.a.toFixed(3)} * logit(P) + ${fit.b.toFixed(3)}); ECE there ${ece(scored)} -> ${ece(recalibrated(scored, fit))} (in-sample)`,
+    said:
+      `label calibration on ${scored.length} annotated pairs (${stored.length} annotations on the model's scale): ` +
+      `P' = sigmoid(${fit.a.toFixed(3)} * logit(P) + ${fit.b.toFixed(3)}); ECE there ${ece(scored)} -> ` +
+      `${ece(crossFitted(scored))} (5-fold cross-fitted; in-sample ${ece(recalibrated(scored, fit))})`,
   };
 }
 

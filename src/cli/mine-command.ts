@@ -6,7 +6,7 @@
 
 import { availableParallelism } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { defaultOf } from '../config.js';
 import { domainRequestSchema } from '../domain/index.js';
 import { ParamineError } from '../errors.js';
@@ -18,6 +18,7 @@ import {
   jobSpecSchema,
   PRESET_NAMES,
 } from '../jobs/index.js';
+import { LABEL_MODES, type LabelMode } from '../models/ports.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
 import { DEFAULT_RERANKER, openService } from '../service/index.js';
@@ -49,6 +50,7 @@ export interface MineFlags {
   rerank: boolean;
   reranker?: string;
   labels?: string[];
+  labelsMode?: LabelMode;
   minProbability?: number;
   preset?: string;
   minTokens?: number;
@@ -83,10 +85,12 @@ export interface MineFlags {
   append: boolean;
 }
 
+/** `x` without its undefined fields. */
+const defined = <T extends object>(x: T) =>
+  Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as Partial<T>;
+
 /** The job spec the flags describe (validated by the same schema as the HTTP body). */
 export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: string } {
-  const defined = <T extends object>(x: T) =>
-    Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as Partial<T>;
   let scope: JobSpecInput['scope'] = { kind: 'all' };
   let dataDir: string | undefined;
   if (o.range !== undefined && o.queries !== undefined) {
@@ -147,7 +151,7 @@ export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: str
     ...(o.marginK !== undefined || o.minMargin !== undefined
       ? { margin: defined({ k: o.marginK, min: o.minMargin }) }
       : {}),
-    ...(o.rerank ? { rerank: defined({ labels: o.labels, minProbability: o.minProbability }) } : {}),
+    ...rerankOf(o),
     ...(o.domain === undefined
       ? {}
       : {
@@ -222,6 +226,12 @@ export function mineCommand(program: Command): Command {
     .option('--rerank', 'label pairs with the cross-encoder', false)
     .option('--reranker <name|dir>', `cross-encoder (default: ${DEFAULT_RERANKER})`)
     .option('--labels <labels...>', 'keep pairs with these labels (needs --rerank)')
+    .addOption(
+      new Option(
+        '--labels-mode <mode>',
+        'who labels (needs --rerank): fast, balanced (default), best',
+      ).choices(LABEL_MODES),
+    )
     .option('--min-probability <p>', "keep pairs whose label's probability is at least this", num)
     .option('--preset <name>', `the papers' recipes: ${PRESET_NAMES.join(', ')}`)
     .option('--min-tokens <n>', 'tokens each side at least', num)
@@ -278,6 +288,12 @@ export function mineCommand(program: Command): Command {
     )
     .option('--quiet', 'no progress output', false)
     .action(async (o: MineFlags) => mine(o));
+}
+
+function rerankOf(o: MineFlags) {
+  return o.rerank
+    ? { rerank: defined({ labels: o.labels, minProbability: o.minProbability, mode: o.labelsMode }) }
+    : {};
 }
 
 export async function mine(o: MineFlags): Promise<void> {

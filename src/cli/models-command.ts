@@ -1,4 +1,4 @@
-/** `paramine models fetch [NAME]` and `paramine models list`. */
+/** `paramine models fetch [NAME]`, `paramine models list` and `paramine models cascade`. */
 import type { Command } from 'commander';
 import { env } from '../env.js';
 import { ParamineError } from '../errors.js';
@@ -7,6 +7,8 @@ import { CONVERTED, type ConvertedEntry, convertedEntry } from '../models/conver
 import { fetchModel } from '../models/fetch.js';
 import { fetchConverted } from '../models/fetch-converted.js';
 import { formatListing, listModels, notFetched } from '../models/list.js';
+import { resolveModelDir } from '../models/resolve.js';
+import { type CascadeFit, fitCascade } from '../rerank/cascade-fit.js';
 
 const defaultModelsDir = () => env('PARAMINE_MODELS_DIR') ?? 'models';
 
@@ -90,4 +92,59 @@ export function register(program: Command): void {
         process.stdout.write(`not fetched: ${missing.join(', ')} (paramine models fetch NAME)\n`);
       }
     });
+  registerCascade(models);
+}
+
+function registerCascade(models: Command): void {
+  models
+    .command('cascade')
+    .description(
+      "Choose the band of a student cross-encoder's P(paraphrase) that its teacher labels in the `balanced` mode: the narrowest whose F1 is within --tolerance points of the teacher's on every pair file, written into the student's config.json (with --write) beside its cut",
+    )
+    .requiredOption('--student <name|dir>', 'the cross-encoder that scores every pair')
+    .requiredOption('--teacher <name|dir>', 'the one that labels the pairs where the student is unsure')
+    .requiredOption(
+      '--pairs <files...>',
+      'labeled validation pair files; FILE@HELDOUT.json takes the held-out lines only',
+    )
+    .option('--tolerance <points>', 'F1 points the cascade may lose to the teacher on each file', Number, 0.5)
+    .option('--write', "write the band into the student's config.json (and cascade.json beside it)")
+    .option('--json', 'machine-readable output')
+    .action(
+      async (o: {
+        student: string;
+        teacher: string;
+        pairs: string[];
+        tolerance: number;
+        write?: boolean;
+        json?: boolean;
+      }) => {
+        const fit = await fitCascade({
+          studentDir: resolveModelDir(o.student, 'reranker'),
+          teacherDir: resolveModelDir(o.teacher, 'reranker'),
+          teacherName: o.teacher,
+          pairs: o.pairs,
+          tolerance: o.tolerance,
+          write: o.write === true,
+          log: (line) => process.stderr.write(`paramine: ${line}\n`),
+        });
+        process.stdout.write(o.json ? `${JSON.stringify(fit, null, 2)}\n` : `${formatCascadeFit(fit)}\n`);
+      },
+    );
+}
+
+function formatCascadeFit(fit: CascadeFit): string {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const rows = fit.sets.map(
+    (s) =>
+      `| ${s.name} | ${s.pairs} | ${s.f1.student} / ${s.precision.student} / ${s.accuracy.student} | ${s.f1.cascade} / ${s.precision.cascade} / ${s.accuracy.cascade} | ${s.f1.teacher} / ${s.precision.teacher} / ${s.accuracy.teacher} | ${pct(s.escalated)} | ${(fit.cost[s.name] ?? 1).toFixed(2)}x |`,
+  );
+  return [
+    `band [${fit.band[0]}, ${fit.band[1]}) of ${fit.student}'s P(paraphrase) -> ${fit.teacher}${fit.met ? '' : ` (no band met the tolerance of ${fit.tolerance}; this one came closest)`}`,
+    `seconds per pair: student ${fit.secondsPerPair.student.toFixed(4)}, teacher ${fit.secondsPerPair.teacher.toFixed(4)}`,
+    '',
+    '| pairs | n | student F1 / P / acc | balanced F1 / P / acc | teacher F1 / P / acc | escalated | cost vs student |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...rows,
+  ].join('\n');
 }

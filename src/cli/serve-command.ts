@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { addSettings, defineSettings, settingsOf, type ValuesOf } from '../config.js';
 import { env } from '../env.js';
 import type { JobRunner } from '../jobs/index.js';
+import { LABEL_MODES } from '../models/ports.js';
 import { setModelThreadNice } from '../models/worker.js';
 import { buildApp } from '../server/app.js';
 import { DEFAULT_LIMITS } from '../server/context.js';
@@ -173,6 +174,14 @@ export const SERVE_SETTINGS = defineSettings({
       "ONNX Runtime's idle threads spin-wait (off: the encoder's and the reranker's threads share the cores)",
     default: false,
   },
+  labelsMode: {
+    schema: z.enum(LABEL_MODES),
+    flag: '--labels-mode <mode>',
+    env: 'PARAMINE_LABELS_MODE',
+    description:
+      "who labels when a request names no mode: fast (the student), balanced (the teacher where the student is unsure; the band is in the student's config.json), best (the teacher)",
+    default: 'balanced',
+  },
   rerankWorkers: {
     schema: int(0, 64),
     flag: '--rerank-workers <n>',
@@ -286,6 +295,7 @@ async function openServed(
     spinning: o.ortSpin,
     hooks: metrics.hooks,
     rerankWorkers: o.rerankWorkers,
+    labelsMode: o.labelsMode,
     writeThreads: o.writeThreads,
     writeEmbedder: remote,
     // `paramine add` / `delete` beside the service: taken in within a second.

@@ -8,7 +8,14 @@ export {
   openText,
   readError,
 } from './open.js';
-export { LABEL_COLUMNS, type LabeledPair, readPairs, TEXT_COLUMNS } from './pairs.js';
+export {
+  heldoutLines,
+  LABEL_COLUMNS,
+  type LabeledPair,
+  pairsAtLines,
+  readPairs,
+  TEXT_COLUMNS,
+} from './pairs.js';
 export {
   type BadRecord,
   type CorpusRecord,

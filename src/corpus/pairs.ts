@@ -13,7 +13,7 @@
  * an invalid JSON line, a missing text field, or a label present on some records and missing on others.
  * Every error is a ParamineError('BAD_FILE') whose message starts with, and whose `field` is, file:line.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
@@ -50,6 +50,31 @@ const expectedNames = TEXT_COLUMNS.map(([a, b]) => `${a}/${b}`).join(', ');
 function listNames(names: string[]): string {
   const shown = names.slice(0, 8).map((n) => JSON.stringify(n.length > 40 ? `${n.slice(0, 40)}…` : n));
   return (shown.join(', ') || 'nothing') + (names.length > 8 ? `, … (${names.length - 8} more)` : '');
+}
+
+/**
+ * A held-out split's 1-based file lines (header = line 1), from a JSON file with `lines` (the model cards'
+ * `mrpc-heldout.json`).
+ */
+export function heldoutLines(file: string): Set<number> {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ParamineError('BAD_FILE', `${file}: ${(e as Error).message}`, { field: 'heldout', cause: e });
+  }
+  const parsed = z.looseObject({ lines: z.array(z.number().int()) }).safeParse(json);
+  if (!parsed.success) {
+    throw new ParamineError('BAD_FILE', `${file}: expected {"lines": [1-based line numbers]}`, {
+      field: 'heldout',
+    });
+  }
+  return new Set(parsed.data.lines);
+}
+
+/** The pairs at these 1-based file lines. */
+export function pairsAtLines(pairs: readonly LabeledPair[], lines: ReadonlySet<number>): LabeledPair[] {
+  return pairs.filter((p) => lines.has(Number(p.where.slice(p.where.lastIndexOf(':') + 1))));
 }
 
 /** Reads every pair of a pair file. Throws ParamineError('BAD_FILE') with file:line on the first bad record. */

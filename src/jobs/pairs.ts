@@ -31,7 +31,7 @@ export function searchOptionsOf(spec: JobSpec): SearchOptions {
     ...(spec.recall === undefined ? {} : { recall: spec.recall }),
     rerank: spec.rerank !== undefined,
     ...(spec.domain === undefined ? {} : { domain: spec.domain }),
-    ...(spec.rerank?.labels && !negatives ? { labels: spec.rerank.labels } : {}),
+    ...labelOptions(spec, negatives),
     ...(spec.rerank?.minProbability === undefined || negatives
       ? {}
       : { minProbability: spec.rerank.minProbability }),
@@ -44,6 +44,14 @@ export function searchOptionsOf(spec: JobSpec): SearchOptions {
         : effectiveFilter(spec),
     excludeDuplicates: true,
   };
+}
+
+/** Who labels a job's pairs and, unless it mines negatives, which labels it keeps. */
+function labelOptions(spec: JobSpec, negatives: boolean): Pick<SearchOptions, 'labels'> {
+  const keep = negatives ? undefined : spec.rerank?.labels;
+  const mode = spec.rerank?.mode;
+  if (mode === undefined) return keep ? { labels: keep } : {};
+  return { labels: { mode, ...(keep ? { keep } : {}) } };
 }
 
 const valuesOf = (meta: Meta | undefined, key: string): string[] => {

@@ -278,13 +278,19 @@ async function minedPairs(run: BatchRun, job: JobRecord, batch: QueryBatch): Pro
       const key = keyOf(qId, r.query, c.id);
       if (accepted.has(key)) continue;
       const meta = batch.metas[q];
+      const query = { id: qId, text: r.query, ...(meta === undefined ? {} : { meta }) };
+      const found = { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) };
+      // Canonical order, the lower id first: a pair reads the same whichever side was queried (its label
+      // and lexical measures are symmetric), so the CLI and the API give identical pairs.
+      const [a, b] = qId !== null && c.id < qId ? [found, query] : [query, found];
       accepted.set(key, {
-        a: { id: qId, text: r.query, ...(meta === undefined ? {} : { meta }) },
-        b: { id: c.id, text: c.text, ...(c.meta === undefined ? {} : { meta: c.meta }) },
+        a,
+        b,
         cosine: c.cosine,
         ...(margin === undefined ? {} : { margin }),
         ...(c.label === undefined ? {} : { label: c.label }),
         ...(c.probabilities === undefined ? {} : { probabilities: c.probabilities }),
+        ...(c.labeledBy === undefined ? {} : { labeledBy: c.labeledBy }),
         lexical: c.lexical,
         ...(c.bertScore === undefined ? {} : { bertScore: c.bertScore }),
         ...(c.domain === undefined ? {} : { domain: pairDomain(c.domain) }),

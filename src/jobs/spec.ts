@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { domainRequestSchema } from '../domain/index.js';
 import { PARASCI_BERTSCORE_MIN, PARASCI_DEFINITIONS_BERTSCORE_MIN } from '../search/bertscore.js';
 import { type LexicalFilter, lexicalFilterSchema } from '../search/lexical.js';
+import { labelModeSchema } from '../search/types.js';
 import { alignOptionsSchema } from './align.js';
 
 export const MAX_JOB_K = 100;
@@ -158,6 +159,7 @@ export const jobSpecSchema = z
       .object({
         labels: z.array(z.string().min(1)).min(1).optional(),
         minProbability: z.number().min(0).max(1).optional(),
+        mode: labelModeSchema.optional(),
       })
       .strict()
       .optional()

@@ -50,6 +50,8 @@ export interface MinedPair {
   margin?: number;
   label?: string;
   probabilities?: Record<string, number>;
+  /** The model that labeled the pair (the student, or the teacher where the cascade sent it). */
+  labeledBy?: string;
   lexical: LexicalMeasures;
   /**
    * A sub-sentence pair: the part of side `side` that paraphrases the other side, as character offsets

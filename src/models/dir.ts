@@ -9,6 +9,10 @@ import { z } from 'zod';
 import { pathExists } from '../durable.js';
 import { ParamineError } from '../errors.js';
 
+/** How a cross-encoder orders a pair's two texts before it reads them (config.json `paramine.pair_order`). */
+export const PAIR_ORDERS = ['shorter-first', 'longer-first'] as const;
+export type PairOrder = (typeof PAIR_ORDERS)[number];
+
 export const ConfigSchema = z.looseObject({
   model_type: z.string().optional(),
   hidden_size: z.number().int().positive().optional(),
@@ -38,6 +42,24 @@ export const ConfigSchema = z.looseObject({
        * and probabilities are still the model's).
        */
       rerank_order: z.enum(['probability', 'cosine']).optional(),
+      /**
+       * Which text of a pair the model reads first: pairs are put in this order before scoring, so P(a, b) =
+       * P(b, a) by construction (ties by length: code-unit order). Chosen per model on validation pairs
+       * (docs/training.md); absent: shorter first.
+       */
+      pair_order: z.enum(PAIR_ORDERS).optional(),
+      /**
+       * The label cascade (`paramine models cascade`): pairs whose reported P(paraphrase) falls in
+       * [band[0], band[1]) are labeled by `teacher` (a model name or directory) in the `balanced` mode.
+       */
+      cascade: z
+        .looseObject({
+          teacher: z.string().min(1),
+          band: z
+            .tuple([z.number().min(0).max(1), z.number().min(0).max(1)])
+            .refine(([lo, hi]) => lo <= hi, 'band: [low, high] with low <= high'),
+        })
+        .optional(),
       /**
        * The rerank order's mix with the bi-encoder's cosine (scripts/paramine_train/calibrate.py), on the logit
        * of the reported (label-calibrated, where there is a label calibration) P(paraphrase).

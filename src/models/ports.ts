@@ -18,10 +18,24 @@ export interface Embedder {
 }
 
 export interface PairScore {
-  /** The arg-max label (ties go to the lower class id). */
+  /**
+   * The served label: for a binary model with a cut (config.json's `paramine.threshold`), the positive label
+   * when P(paraphrase) >= the cut, else the negative one; without a cut, the arg-max (ties to the lower id).
+   */
   label: string;
   /** Every label's probability; they sum to 1. */
   probabilities: Record<string, number>;
+  /** The model that labeled the pair (its directory name): the student or, in a cascade, the teacher. */
+  model?: string | undefined;
+}
+
+/** Who labels a pair: the student alone, the student with the teacher where it is unsure, or the teacher. */
+export const LABEL_MODES = ['fast', 'balanced', 'best'] as const;
+export type LabelMode = (typeof LABEL_MODES)[number];
+
+export interface ScoreOptions {
+  /** Default: the scorer's own (`balanced` where a cascade is configured). */
+  mode?: LabelMode | undefined;
 }
 
 export type Pair = readonly [string, string];
@@ -56,8 +70,10 @@ export interface PairScorer {
   readonly calibration?: Calibration | undefined;
   /** 'cosine': reranked rows keep the bi-encoder's order (config.json's `paramine.rerank_order`). */
   readonly rerankOrder?: 'probability' | 'cosine' | undefined;
-  /** One score per pair, in order. The signal works as for `Embedder.encode`. */
-  score(pairs: readonly Pair[], signal?: AbortSignal): Promise<PairScore[]>;
+  /**
+   * One score per pair, in order, the same for (a, b) and (b, a). The signal works as for `Embedder.encode`.
+   */
+  score(pairs: readonly Pair[], signal?: AbortSignal, options?: ScoreOptions): Promise<PairScore[]>;
   /** Batched ports only: throws OVERLOADED at once when `n` more pairs would be refused now. */
   admit?(n: number): void;
 }

@@ -14,6 +14,7 @@ import * as ort from 'onnxruntime-node';
 import { sha256File } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { type ModelDir, type ReadModelDirOptions, readModelDir } from './dir.js';
+import { int8SessionEntries } from './int8-kernels.js';
 
 export interface RuntimeOptions extends ReadModelDirOptions {
   /** ORT intra-op threads; default: every core this process may use. */
@@ -243,6 +244,7 @@ export class ModelRuntime {
   static async open(dir: string, opts: RuntimeOptions = {}): Promise<ModelRuntime> {
     const md = await readModelDir(dir, opts);
     const threads = opts.threads ?? availableParallelism();
+    const rowWise = await hasDynamicQuantization(md.onnxPath);
     let session: ort.InferenceSession;
     try {
       session = await ort.InferenceSession.create(md.onnxPath, {
@@ -250,7 +252,12 @@ export class ModelRuntime {
         interOpNumThreads: 1,
         executionMode: 'sequential',
         graphOptimizationLevel: 'all',
-        extra: { session: { intra_op: { allow_spinning: opts.spinning === false ? '0' : '1' } } },
+        extra: {
+          session: {
+            intra_op: { allow_spinning: opts.spinning === false ? '0' : '1' },
+            ...(await int8SessionEntries(rowWise)),
+          },
+        },
       });
     } catch (e) {
       throw new ParamineError('BAD_CONFIG', `cannot load ${md.onnxPath}: ${(e as Error).message}`, {
@@ -259,7 +266,6 @@ export class ModelRuntime {
       });
     }
     const sha = await sha256File(md.onnxPath);
-    const rowWise = await hasDynamicQuantization(md.onnxPath);
     try {
       return new ModelRuntime(md, sha, session, rowWise ? { ...opts, batchSize: 1 } : opts);
     } catch (e) {

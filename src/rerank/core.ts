@@ -6,7 +6,7 @@
  */
 
 import { ParamineError } from '../errors.js';
-import { labelsOf } from '../models/dir.js';
+import { labelsOf, type PairOrder } from '../models/dir.js';
 import type { ModelInfo } from '../models/handle.js';
 import type { Calibration, LabelCalibration, Pair, PairScore } from '../models/ports.js';
 import type { ModelRuntime } from '../models/runtime.js';
@@ -28,6 +28,10 @@ export interface CrossEncoderInfo extends ModelInfo {
   labelCalibration?: LabelCalibration | undefined;
   /** config.json's `paramine.rerank_order`. */
   rerankOrder?: 'probability' | 'cosine' | undefined;
+  /** Which text of a pair the model reads first (`paramine.pair_order`, default shorter first). */
+  pairOrder: PairOrder;
+  /** config.json's `paramine.cascade`: the teacher and the band of P(paraphrase) it labels in `balanced`. */
+  cascade?: { teacher: string; band: [number, number] } | undefined;
 }
 
 export type { LabelCalibration, Pair, PairScore };
@@ -50,6 +54,8 @@ export class CrossEncoderCore extends RuntimeCore {
   private readonly sigmoid: boolean;
   /** config.json's `paramine.threshold`: the label cut on P(paraphrase). */
   private readonly threshold: number | undefined;
+  /** Which text of a pair is read first (config.json's `paramine.pair_order`). */
+  readonly pairOrder: PairOrder;
   /** Platt scaling of the positive label's logit, and the class ids it reads (binary models only). */
   private readonly platt: { a: number; b: number; pos: number; neg: number } | undefined;
 
@@ -87,6 +93,7 @@ export class CrossEncoderCore extends RuntimeCore {
     this.labels = labels;
     this.positiveLabels = declaredPositive(rt, labels);
     this.threshold = rt.modelDir.config.paramine?.threshold;
+    this.pairOrder = rt.modelDir.config.paramine?.pair_order ?? 'shorter-first';
     this.platt = plattOf(rt, labels, this.positiveLabels);
   }
 
@@ -102,6 +109,8 @@ export class CrossEncoderCore extends RuntimeCore {
       threshold: this.threshold,
       labelCalibration: this.platt && { a: this.platt.a, b: this.platt.b },
       rerankOrder: this.rt.modelDir.config.paramine?.rerank_order,
+      pairOrder: this.pairOrder,
+      cascade: cascadeOf(this.rt.modelDir.config.paramine?.cascade),
       modelId: this.modelId,
       onnxSha256: this.onnxSha256,
       onnxFile: this.onnxFile,
@@ -114,7 +123,11 @@ export class CrossEncoderCore extends RuntimeCore {
     const out: PairScore[] = new Array(pairs.length);
     if (pairs.length === 0) return out;
     const tok = this.rt.tokenizer;
-    const encoded = await this.rt.tokenize(pairs, ([a, b]) => tok.encodePair(a, b));
+    const order = this.pairOrder;
+    const encoded = await this.rt.tokenize(pairs, (pair) => {
+      const [a, b] = canonicalPair(pair, order);
+      return tok.encodePair(a, b);
+    });
     await this.rt.runAll(encoded, (batch, result) => this.take(batch, floatOutput(result, this.output), out));
     return out;
   }
@@ -147,6 +160,20 @@ export class CrossEncoderCore extends RuntimeCore {
       out[row] = { label: labelAt(probabilities, this.positiveLabels, this.threshold), probabilities };
     });
   }
+}
+
+function cascadeOf(c: { teacher: string; band: [number, number] } | undefined) {
+  return c && { teacher: c.teacher, band: c.band };
+}
+
+/**
+ * A pair in the order the model reads it, the same for (a, b) and (b, a): the shorter (or longer) text first,
+ * ties broken by code-unit order, so a pair's score never depends on which sentence came first.
+ */
+export function canonicalPair(pair: Pair, order: PairOrder = 'shorter-first'): Pair {
+  const [a, b] = pair;
+  const byLength = order === 'shorter-first' ? a.length - b.length : b.length - a.length;
+  return byLength < 0 || (byLength === 0 && a <= b) ? pair : [b, a];
 }
 
 /** config.json's declared positive labels (each must be a label of the model), else the guess from names. */

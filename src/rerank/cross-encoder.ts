@@ -100,6 +100,11 @@ export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> impleme
     return this.backend.info.rerankOrder;
   }
 
+  /** config.json's `paramine.cascade`: the teacher and the band it labels in the `balanced` mode. */
+  get cascade(): { teacher: string; band: [number, number] } | undefined {
+    return this.backend.info.cascade;
+  }
+
   /** Per pair: every label's probability (summing to 1) and the arg-max label. */
   async score(pairs: readonly Pair[]): Promise<PairScore[]> {
     checkPairs(pairs);

@@ -1,7 +1,10 @@
 export type { PairScorer } from '../models/ports.js';
+export { type CascadeParts, LabelCascade, openLabeler } from './cascade.js';
+export { type BandChoice, type BandSet, chooseBand, inBand } from './cascade-band.js';
 export {
   CrossEncoderCore,
   type CrossEncoderInfo,
+  canonicalPair,
   type LabelCalibration,
   type Pair,
   type PairScore,

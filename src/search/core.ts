@@ -7,7 +7,7 @@
 import { type DomainRequest, type Domains, planDomain } from '../domain/index.js';
 import type { IdfWeights } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
-import type { Embedder, PairScore, PairScorer } from '../models/ports.js';
+import type { Embedder, LabelMode, PairScore, PairScorer } from '../models/ports.js';
 import type { SentenceStore } from '../store/index.js';
 import { normalize, pairDiff } from '../text/index.js';
 import { bertScoreFilter, type TokenEncoder } from './bertscore.js';
@@ -22,7 +22,14 @@ import {
 import { attachDomain, orderByDomain, type QueryDomain, queryDomain, withDomainKeep } from './domain.js';
 import { filterNeedsProbabilities } from './lexical.js';
 import { finalCandidates, rerankRows } from './rank.js';
-import type { Candidate, QueryResult, SearchOptions, SearchResponse } from './types.js';
+import {
+  type Candidate,
+  keptLabels,
+  labelMode,
+  type QueryResult,
+  type SearchOptions,
+  type SearchResponse,
+} from './types.js';
 
 export { cosineOf, type QueryContext } from './candidates.js';
 
@@ -155,7 +162,7 @@ export class SearchCore {
         field: 'filter',
       });
     }
-    if (options.rerank && options.labels !== undefined && reranker === undefined) {
+    if (options.rerank && keptLabels(options) !== undefined && reranker === undefined) {
       throw new ParamineError(
         'BAD_INPUT',
         'label filters need a reranker; start the service with --reranker',
@@ -191,7 +198,8 @@ export class SearchCore {
     if (qd) attachDomain(kept, qd);
     if (options.filter.bertScoreMin !== undefined) await this.#bertScore(kept, queries, options);
     const rerankMs = reranker
-      ? (await this.#timed('rerank', () => rerankRows(reranker, queries, kept, signal))).ms
+      ? (await this.#timed('rerank', () => rerankRows(reranker, queries, kept, signal, labelMode(options))))
+          .ms
       : 0;
     if (qd) orderByDomain(kept, qd, reranker?.positiveLabels ?? []);
     const results = kept.map((row, q) => ({
@@ -207,11 +215,13 @@ export class SearchCore {
   async classify(
     pairs: ReadonlyArray<readonly [string, string]>,
     signal?: AbortSignal,
+    mode?: LabelMode | undefined,
   ): Promise<PairScore[]> {
     if (!this.#parts.reranker) throw new ParamineError('UNAVAILABLE', NO_RERANKER);
     return this.#parts.reranker.score(
       pairs.map(([a, b]) => [normalize(a), normalize(b)] as const),
       signal,
+      { mode },
     );
   }
 

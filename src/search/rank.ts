@@ -10,10 +10,10 @@
  * model's validated threshold), the reported probabilities and the filters keep the scorer's P (the model's
  * label-calibrated one where it has a `paramine.label_calibration`: src/rerank/core.ts).
  */
-import type { Calibration, PairScore, PairScorer } from '../models/ports.js';
+import type { Calibration, LabelMode, PairScore, PairScorer } from '../models/ports.js';
 import { positiveProbability } from '../text/labels.js';
 import { evaluateFilter, filterNeedsProbabilities } from './lexical.js';
-import type { Candidate, SearchOptions } from './types.js';
+import { type Candidate, keptLabels, type SearchOptions } from './types.js';
 
 const CLIP = 1e-6;
 
@@ -30,9 +30,10 @@ export async function rerankRows(
   queries: readonly string[],
   rows: Candidate[][],
   signal?: AbortSignal,
+  mode?: LabelMode | undefined,
 ): Promise<void> {
   const pairs = rows.flatMap((row, q) => row.map((c) => [queries[q] as string, c.text] as const));
-  const scores = await scorer.score(pairs, signal);
+  const scores = await scorer.score(pairs, signal, { mode });
   const cal = scorer.calibration;
   const p = (c: Candidate) => positiveProbability(c.probabilities ?? {}, scorer.positiveLabels);
   const rank = new Map<Candidate, number>();
@@ -42,6 +43,7 @@ export async function rerankRows(
       const score = scores[s++] as PairScore;
       c.label = score.label;
       c.probabilities = score.probabilities;
+      if (score.model !== undefined) c.labeledBy = score.model;
       rank.set(c, cal ? calibrated(cal, p(c), c.cosine) : p(c));
     }
     // A model whose order lowered top-1 on validation labels the candidates but leaves the cosine order.
@@ -59,15 +61,14 @@ export function finalCandidates(
   options: SearchOptions,
 ): Candidate[] {
   const probabilityBounds = filterNeedsProbabilities(options.filter);
+  const keep = keptLabels(options);
   return row
     .filter(
       (c) =>
         !probabilityBounds ||
         evaluateFilter(query, c.text, options.filter, c.lexical, c.probabilities) === true,
     )
-    .filter(
-      (c) => options.labels === undefined || (c.label !== undefined && options.labels.includes(c.label)),
-    )
+    .filter((c) => keep === undefined || (c.label !== undefined && keep.includes(c.label)))
     .filter((c) => {
       if (options.minProbability === undefined || c.label === undefined || c.probabilities === undefined)
         return true;

@@ -1,12 +1,22 @@
 /** Shapes of the one search + rerank core that the server, the job runner and the benchmark share. */
 import { z } from 'zod';
 import { domainRequestSchema } from '../domain/index.js';
+import { LABEL_MODES, type LabelMode } from '../models/ports.js';
 import type { Meta } from '../store/index.js';
 import type { PairDiff } from '../text/index.js';
 import { type LexicalMeasures, lexicalFilterSchema } from './lexical.js';
 
 export const MAX_K = 1000;
 export const MAX_CANDIDATES = 2000;
+
+/** Who labels pairs: declared once, for search, classify, jobs and the CLI. */
+export const labelModeSchema = z
+  .enum(LABEL_MODES)
+  .describe(
+    '`fast` - the student cross-encoder alone; `balanced` (default) - the student, and the teacher for ' +
+      'the pairs whose P(paraphrase) falls in the band around the cut written in the student’s config ' +
+      '(where it names a teacher); `best` - the teacher for every pair. Each pair says which model labeled it.',
+  );
 
 export const searchOptionsSchema = z
   .object({
@@ -39,10 +49,24 @@ export const searchOptionsSchema = z
       ),
     rerank: z.boolean().default(true).describe('Rerank with the cross-encoder when one is loaded.'),
     labels: z
-      .array(z.string().min(1))
-      .min(1)
+      .union([
+        z.array(z.string().min(1)).min(1),
+        z
+          .object({
+            mode: labelModeSchema.optional(),
+            keep: z
+              .array(z.string().min(1))
+              .min(1)
+              .optional()
+              .describe('Keep only candidates whose served label is one of these.'),
+          })
+          .strict(),
+      ])
       .optional()
-      .describe('Keep only candidates whose predicted label is one of these (needs a reranker).'),
+      .describe(
+        'Who labels and which labels to keep (needs a reranker): `{mode, keep}`, or the labels to keep alone ' +
+          '(an array, as before).',
+      ),
     minProbability: z
       .number()
       .min(0)
@@ -69,6 +93,16 @@ export const searchOptionsSchema = z
     domain: domainRequestSchema.optional(),
   })
   .strict();
+/** The labels a search keeps (undefined: all). */
+export function keptLabels(o: Pick<SearchOptions, 'labels'>): readonly string[] | undefined {
+  return Array.isArray(o.labels) ? o.labels : o.labels?.keep;
+}
+
+/** Who labels a search's pairs (undefined: the service's default). */
+export function labelMode(o: Pick<SearchOptions, 'labels'>): LabelMode | undefined {
+  return Array.isArray(o.labels) ? undefined : o.labels?.mode;
+}
+
 export type SearchOptionsInput = z.input<typeof searchOptionsSchema>;
 export type SearchOptions = z.output<typeof searchOptionsSchema>;
 
@@ -80,8 +114,11 @@ export interface Candidate {
   /** 1-based rank in the ANN result, and after reranking when it ran. */
   annRank: number;
   rerankRank?: number;
+  /** The served label (rerank/core.ts: the positive label when calibrated P >= the model's cut). */
   label?: string;
   probabilities?: Record<string, number>;
+  /** The model that labeled the pair: the student or, in a cascade, the teacher. */
+  labeledBy?: string;
   lexical: LexicalMeasures;
   /** BERTScore F1 with the query, when filter.bertScoreMin asked for it. */
   bertScore?: number;

@@ -32,7 +32,10 @@ export const DEFAULT_LIMITS: Limits = {
 
 export interface AppContext {
   /** The parts of the service the routes use. */
-  service: Pick<Service, 'core' | 'store' | 'indexInfo' | 'readiness' | 'writes' | 'domains' | 'context'>;
+  service: Pick<
+    Service,
+    'core' | 'store' | 'indexInfo' | 'readiness' | 'writes' | 'domains' | 'context' | 'labelCuts'
+  >;
   limits: Limits;
   metrics: Metrics;
   /** The job manager behind /v1/jobs; without it those routes are not served. */

@@ -19,6 +19,7 @@ import {
 } from '../index/index.js';
 import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
 import { DEFAULT_RERANKER } from '../models/catalog.js';
+import type { LabelMode } from '../models/ports.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { CrossEncoder, type PairScorer } from '../rerank/index.js';
 import { indexIdf } from '../search/bertscore.js';
@@ -30,6 +31,7 @@ import {
   sentenceContext,
 } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
+import { type LabelCuts, labelCuts, labelPorts } from './labels.js';
 import { ReadinessProbe } from './readiness.js';
 import { type SealOptions, SentenceWrites } from './writes.js';
 
@@ -46,6 +48,8 @@ export interface ServiceHooks {
   /** Queued inputs dropped because their request was abandoned (the client disconnected). */
   onDropped?: (model: ModelName, items: number) => void;
   onStage?: (stage: Stage, ms: number) => void;
+  /** A cascade call sent `pairs` of its `of` pairs to the teacher. */
+  onEscalated?: (pairs: number, of: number) => void;
 }
 
 export type ModelName = 'encoder' | 'reranker';
@@ -104,6 +108,8 @@ export interface ServiceOptions {
    * the queue); closed with the service.
    */
   writeEmbedder?: (Embedder & { close(): Promise<void> }) | undefined;
+  /** Who labels pairs when a request names no mode (default `balanced`: the cascade, where configured). */
+  labelsMode?: LabelMode | undefined;
   /** Cross-encoder worker threads (0 / undefined: one per core for a graph scoring pair by pair, else one). */
   rerankWorkers?: number | undefined;
   hooks?: ServiceHooks | undefined;
@@ -131,6 +137,8 @@ export interface Service {
   encoder: Embedder;
   /** The cross-encoder behind its batcher, when one is loaded. */
   reranker: PairScorer | undefined;
+  /** The label cut of each model that may label a pair here (the student, its cascade's teacher), by name. */
+  labelCuts: LabelCuts;
   /** The index's domains (`paramine domain add`), re-read when domains.json changes. */
   domains: Domains;
   /** The index directory and its manifest, as `GET /v1/index` shows them. */
@@ -195,7 +203,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
   const { manifest, encoder, index, store, vectors, groups, reranker } = await openParts(o, closers);
   const hooks = o.hooks ?? {};
   const embedder = new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, hooks));
-  const scorer = reranker && new BatchedScorer(reranker, batcherOptions('reranker', o.rerankBatch, hooks));
+  const scorer = reranker && { port: labelPortsOf(o, reranker, closers) };
   const identity = indexIdentity(manifest);
   const { live, writes } = await openWrites(o, { index, store, embedder, manifest }, closers);
   const domains = new Domains(o.index, identity, (id) => writes.addedRow(id));
@@ -245,6 +253,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     vectors,
     encoder: embedder.port(false),
     reranker: scorer?.port(false),
+    labelCuts: await labelCuts(reranker),
     domains,
     indexInfo: () => ({ dir: o.index, manifest: index.manifest }),
     context: (id: number, n: number) => sentenceContext(store, groups, id, n),
@@ -267,6 +276,20 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     readiness: () => probe.check(),
     close: () => closeService(jobManagers, annotationStores, closers),
   };
+}
+
+/** The student and, on first need, its teacher behind batchers: a cascade port per queue (labels.ts). */
+function labelPortsOf(o: ServiceOptions, reranker: CrossEncoder, closers: Closers) {
+  const hooks = o.hooks ?? {};
+  const batched = (ce: CrossEncoder) =>
+    new BatchedScorer(ce, batcherOptions('reranker', o.rerankBatch, hooks));
+  return labelPorts(reranker, batched(reranker), batched, {
+    spinning: o.spinning,
+    workers: o.rerankWorkers || undefined,
+    mode: o.labelsMode,
+    onTeacher: (close) => closers.add(close),
+    onEscalated: hooks.onEscalated,
+  });
 }
 
 /**

@@ -194,6 +194,12 @@ t.test('a job started from the page reaches 100% and shows its pairs and cluster
   await page.locator('.clusters > li').first().waitFor();
   t.ok((await page.locator('.clusters > li').count()) > 0, 'clusters');
   await browser.screenshot('clusters', { fullPage: false });
+  // The review: the least sure labels first, and the estimate from the annotations so far.
+  await page.locator('.tabs button', { hasText: 'Review' }).click();
+  await page.locator('.estimate').waitFor();
+  await rows.first().waitFor();
+  t.ok((await rows.count()) > 0, 'the review lists pairs');
+  await browser.screenshot('review', { fullPage: false });
   await page.goto(`${url}/#/jobs`);
   await page.locator('.jobs-table tbody tr').first().waitFor();
   await browser.screenshot('jobs');

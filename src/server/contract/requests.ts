@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { EXPORT_FORMATS, SCHEMES } from '../../annotations/index.js';
-import { searchOptionsSchema } from '../../search/types.js';
+import { labelModeSchema, searchOptionsSchema } from '../../search/types.js';
 import { MAX_CONTEXT, MAX_REPORTED_IDS } from '../../store/index.js';
 import { normalize } from '../../text/index.js';
 import type { Limits } from '../context.js';
@@ -99,6 +99,11 @@ export const classifyRequest = memo((limits: Limits) => {
   return z
     .object({
       pairs: z.array(pair).min(1).max(limits.maxPairs, `at most ${limits.maxPairs} pairs per request`),
+      labels: z
+        .object({ mode: labelModeSchema.optional() })
+        .strict()
+        .optional()
+        .describe('Who labels the pairs (default: the service’s `--labels-mode`, `balanced`).'),
     })
     .strict()
     .meta({ id: 'ClassifyRequest' });
@@ -143,6 +148,19 @@ export const resultsQuery = streamQuery.extend({
     'Give each side read from a document the sentences around it there (N on each side).',
   ).default(0),
 });
+
+export const reviewQuery = z
+  .object({
+    offset: z.coerce.number().int().min(0).max(10_000).default(0).describe('Pairs of this order to skip.'),
+    limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Most pairs to return.'),
+    group: z
+      .string()
+      .min(1)
+      .max(64)
+      .default('doc')
+      .describe('The metadata key whose values count as one document or group, for the tie-break.'),
+  })
+  .strict();
 
 export const sentenceQuery = z
   .object({
@@ -280,6 +298,15 @@ export const annotationRequest = z
       .optional()
       .describe('The cross-encoder’s label when the pair was judged.'),
     probabilities: z.record(z.string().max(64), z.number().min(0).max(1)).optional(),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        'The model that labeled the pair when it was judged (a result’s `labeledBy`): `probabilities` are on its scale.',
+      ),
+    mode: labelModeSchema.optional().describe('The labels mode the pair was shown under.'),
     cosine: z.number().min(-1.001).max(1.001).optional(),
     annRank: z.number().int().min(1).optional(),
     rerankRank: z.number().int().min(1).optional(),

@@ -9,10 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { ParamineError } from '../../errors.js';
 import { FINISHED } from '../../jobs/index.js';
+import { reviewOrder } from '../../jobs/review.js';
 import { pairDiff } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
 import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
-import { jobIdParams, resultsQuery, streamQuery } from '../contract/requests.js';
+import { jobIdParams, resultsQuery, reviewQuery, streamQuery } from '../contract/requests.js';
 
 type StreamQuery = z.output<typeof streamQuery> & { diff?: boolean; context?: number };
 
@@ -60,6 +61,7 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   const { store } = ctx.service;
   /** A sentence deleted since the job ran (DELETE /v1/sentences) leaves its pairs out of the results. */
   const gone = (s: { id: number | null }) => s.id !== null && store.isDeleted(s.id);
+  reviewRoute(app, ctx, gone);
   ndjson('/v1/jobs/:id/results', resultsQuery, (id, from, max, q) => {
     const rows = [...jobs.pairs(id, from, max)];
     const lines = rows
@@ -104,3 +106,38 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     }
   }
 };
+
+/** GET /v1/jobs/{id}/review: least sure labels first (jobs/review.ts), the annotations that move the cut most. */
+function reviewRoute(
+  app: Parameters<RoutePlugin>[0],
+  ctx: Parameters<RoutePlugin>[1]['ctx'],
+  gone: (s: { id: number | null }) => boolean,
+): void {
+  const { manager, store: jobs } = ctx.jobs as NonNullable<typeof ctx.jobs>;
+  app.get('/v1/jobs/:id/review', async (req) => {
+    const { id } = parseInput(jobIdParams, req.params, 'id');
+    const q = parseInput(reviewQuery, req.query, 'query');
+    manager.get(id);
+    const { cuts, student } = ctx.service.labelCuts;
+    const items = reviewOrder(
+      (function* () {
+        for (const row of jobs.pairs(id, 0, Number.MAX_SAFE_INTEGER)) {
+          if (!gone(row.pair.a) && !gone(row.pair.b)) yield row;
+        }
+      })(),
+      {
+        offset: q.offset,
+        limit: q.limit,
+        cuts,
+        defaultCut: student === undefined ? undefined : cuts[student],
+        positiveLabels: ctx.service.core.positiveLabels,
+        groupKey: q.group,
+      },
+    );
+    return {
+      cuts,
+      ...(student === undefined ? {} : { student }),
+      pairs: items.map(({ seq, pair, margin, cut }) => ({ seq, ...pair, margin, cut })),
+    };
+  });
+}

@@ -49,7 +49,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   const classifyBody = classifyRequest(limits);
 
   app.post('/v1/classify', admit('reranker'), async (req, reply) => {
-    const { pairs } = parseInput(classifyBody, req.body);
+    const { pairs, labels } = parseInput(classifyBody, req.body);
     if (!core.canRerank) {
       throw new ParamineError(
         'UNAVAILABLE',
@@ -58,7 +58,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     }
     const asTuples = pairs.map((p) => (Array.isArray(p) ? p : ([p.s1, p.s2] as const)));
     const started = performance.now();
-    const scores = await core.classify(asTuples, clientGone(reply));
+    const scores = await core.classify(asTuples, clientGone(reply), labels?.mode);
     return {
       labels: core.labels,
       results: scores.map((s, i) => ({ s1: asTuples[i]?.[0], s2: asTuples[i]?.[1], ...s })),

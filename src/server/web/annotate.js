@@ -32,6 +32,7 @@ function annotationBody(pair, scheme, decision, label, context) {
   if (Number.isInteger(pair.s2_id)) body.s2_id = pair.s2_id;
   if (pair.label) body.predicted = pair.label;
   if (pair.probabilities) body.probabilities = pair.probabilities;
+  if (pair.labeledBy) body.model = pair.labeledBy;
   if (typeof pair.cosine === 'number') body.cosine = Math.max(-1, Math.min(1, pair.cosine));
   if (pair.annRank) body.annRank = pair.annRank;
   if (pair.rerankRank) body.rerankRank = pair.rerankRank;

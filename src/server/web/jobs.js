@@ -1,6 +1,7 @@
 // Mining jobs: start one (scope, presets, filters, rerank, margin, clusters), the list, and a job's
 // page with live progress (server-sent events), cancel, NDJSON download, its pairs in the pair view
-// (paged) and its clusters.
+// (paged), its clusters, and its review: the least sure labels first with the index's precision and recall
+// estimated from the annotations so far.
 import { api, download, events, explain, ndjson } from './api.js';
 import { PairTable } from './pairs.js';
 import { Alert, duration, Field, html, num, numberOf, useEffect, useState } from './ui.js';
@@ -38,6 +39,7 @@ function specOf(f) {
         .filter(Boolean);
     const p = numberOf(f.minProbability);
     if (p !== undefined) spec.rerank.minProbability = p;
+    if (f.labelsMode) spec.rerank.mode = f.labelsMode;
   }
   if (f.margin) spec.margin = {};
   if (f.excludeSameGroup.trim()) spec.excludeSameGroup = f.excludeSameGroup.trim();
@@ -58,6 +60,7 @@ function NewJob({ config, onCreated }) {
     rerank: Boolean(config.reranker),
     labels: '',
     minProbability: '',
+    labelsMode: '',
     margin: false,
     excludeSameGroup: '',
     cluster: true,
@@ -105,7 +108,10 @@ function NewJob({ config, onCreated }) {
       ${
         f.rerank
           ? html`<${Field} label="keep labels" hint="comma-separated"><input value=${f.labels} onInput=${set('labels')} placeholder=${config.reranker?.labels.join(', ')} /></${Field}>
-        <${Field} label="min p"><input type="number" step="0.05" min="0" max="1" value=${f.minProbability} onInput=${set('minProbability')} /></${Field}>`
+        <${Field} label="min p"><input type="number" step="0.05" min="0" max="1" value=${f.minProbability} onInput=${set('minProbability')} /></${Field}>
+        <${Field} label="labels by" hint="fast: the student; balanced: the teacher where it is unsure; best: the teacher"><select name="labelsMode" value=${f.labelsMode} onChange=${set('labelsMode')}>
+          <option value="">service default</option><option value="fast">fast</option><option value="balanced">balanced</option><option value="best">best</option>
+        </select></${Field}>`
           : null
       }
       <label class="check"><input type="checkbox" checked=${f.margin} onChange=${set('margin')} /> ratio margin</label>
@@ -163,12 +169,37 @@ function toPair(job, r) {
     meta2: r.b.meta,
     label: r.label,
     probabilities: r.probabilities,
+    labeledBy: r.labeledBy,
     cosine: r.cosine,
     margin: r.margin,
     lexical: r.lexical,
     diff: r.diff,
     source: { kind: 'job', job: job.id, seq: r.seq },
   };
+}
+
+/** The annotations' precision and recall at the model's cut (GET /v1/annotations/report), polled. */
+function Estimate({ cut }) {
+  const [report, setReport] = useState(null);
+  useEffect(() => {
+    let live = true;
+    const load = () =>
+      api('/v1/annotations/report')
+        .then((r) => live && setReport(r))
+        .catch(() => {});
+    load();
+    const timer = setInterval(load, 5000);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, []);
+  const rows = report?.model ?? [];
+  if (cut === undefined || rows.length === 0)
+    return html`<p class="muted estimate">No annotated pairs with the model's probabilities yet: the estimate appears as you label.</p>`;
+  const at = rows.reduce((a, b) => (Math.abs(b.threshold - cut) < Math.abs(a.threshold - cut) ? b : a));
+  const pct = (x) => `${(100 * x).toFixed(1)}%`;
+  return html`<p class="estimate">At the cut ${at.threshold}: precision <b>${pct(at.precision)}</b>, recall${' '}<b>${pct(at.recall)}</b> on ${report.withProbability} annotated pairs of this index (updates as you label).</p>`;
 }
 
 function Clusters({ job }) {
@@ -206,14 +237,20 @@ export function JobView({ id, config, auth }) {
     return () => ctl.abort();
   }, [id]);
 
+  const [cut, setCut] = useState(undefined);
   // Pages fill while the job runs: reload the page on view when its pair count changes.
   const filled = job ? Math.min(PAGE, Math.max(0, job.pairs - page * PAGE)) : 0;
   useEffect(() => {
-    if (!job) return;
-    ndjson(`/v1/jobs/${id}/results?offset=${page * PAGE}&limit=${PAGE}&diff=true`)
-      .then((rs) => setPairs(rs.map((r) => toPair(job, r))))
-      .catch((e) => setError(explain(e)));
-  }, [id, page, filled]);
+    if (!job || tab === 'clusters') return;
+    const load =
+      tab === 'review'
+        ? api(`/v1/jobs/${id}/review?offset=${page * PAGE}&limit=${PAGE}`).then((r) => {
+            setCut(r.student === undefined ? undefined : r.cuts[r.student]);
+            return r.pairs;
+          })
+        : ndjson(`/v1/jobs/${id}/results?offset=${page * PAGE}&limit=${PAGE}&diff=true`);
+    load.then((rs) => setPairs(rs.map((r) => toPair(job, r)))).catch((e) => setError(explain(e)));
+  }, [id, page, filled, tab]);
 
   if (!job) return html`<div class="view"><${Alert} error=${error} /><p class="muted">Loading job…</p></div>`;
   const pages = Math.max(1, Math.ceil(job.pairs / PAGE));
@@ -228,7 +265,7 @@ export function JobView({ id, config, auth }) {
       <span><b>${job.processed}</b> / ${job.total} sentences</span>
       <span><b class="pairs-count">${job.pairs}</b> pairs</span>
       <span>${job.rate ? `${num(job.rate, 1)} sentences/s` : '—'}</span>
-      <span>ETA ${duration(job.etaSeconds)}</span>
+      ${FINISHED.includes(job.state) ? null : html`<span>ETA ${duration(job.etaSeconds)}</span>`}
       ${FINISHED.includes(job.state) ? null : html`<button type="button" onClick=${cancel}>Cancel</button>`}
       <button type="button" onClick=${() => download(`/v1/jobs/${id}/results`, `job-${id.slice(0, 8)}.ndjson`).catch((e) => setError(explain(e)))}>Download NDJSON</button>
     </div>
@@ -236,13 +273,20 @@ export function JobView({ id, config, auth }) {
     <${Alert} error=${error} onClose=${() => setError('')} />
     <details class="spec"><summary>spec</summary><pre>${JSON.stringify(job.spec, null, 2)}</pre></details>
     <div class="tabs">
-      <button type="button" class=${tab === 'pairs' ? 'active' : ''} onClick=${() => setTab('pairs')}>Pairs</button>
+      <button type="button" class=${tab === 'pairs' ? 'active' : ''} onClick=${() => {
+        setTab('pairs');
+        setPage(0);
+      }}>Pairs</button>
+      <button type="button" class=${tab === 'review' ? 'active' : ''} onClick=${() => {
+        setTab('review');
+        setPage(0);
+      }} disabled=${!job.spec.rerank} title="the least sure labels first: the annotations that move this index's cut most">Review</button>
       <button type="button" class=${tab === 'clusters' ? 'active' : ''} onClick=${() => setTab('clusters')} disabled=${!job.spec.cluster}>Clusters${job.clusters === undefined ? '' : ` (${job.clusters})`}</button>
     </div>
     ${
       tab === 'clusters'
         ? html`<${Clusters} job=${job} />`
-        : html`<div class="pager">
+        : html`${tab === 'review' ? html`<${Estimate} cut=${cut} />` : null}<div class="pager">
           <button type="button" disabled=${page === 0} onClick=${() => setPage(page - 1)}>← previous</button>
           <span>page ${page + 1} of ${pages}</span>
           <button type="button" disabled=${page + 1 >= pages} onClick=${() => setPage(page + 1)}>next →</button>

@@ -13,7 +13,9 @@ import { html, num, useEffect, useRef, useState } from './ui.js';
 function Probabilities({ pair }) {
   const probs = pair.probabilities;
   if (!probs) return html`<span class="muted">no reranker</span>`;
-  return html`<div class="probs">
+  // Bold is the served label: the positive one when P(paraphrase) reaches the labeling model's cut, which
+  // need not be the likelier of the two.
+  return html`<div class="probs" title="bold: the served label (P(paraphrase) at or above the model's cut)">
     ${Object.entries(probs).map(
       ([label, p]) => html`<div class=${label === pair.label ? 'prob top' : 'prob'}>
         <span class="prob-label">${label}</span>
@@ -21,6 +23,7 @@ function Probabilities({ pair }) {
         <span class="prob-value">${p.toFixed(3)}</span>
       </div>`,
     )}
+    ${pair.labeledBy ? html`<div class="muted labeled-by">by ${pair.labeledBy}</div>` : null}
   </div>`;
 }
 

@@ -22,6 +22,7 @@ function toPairs(results) {
       s2_id: c.id,
       label: c.label,
       probabilities: c.probabilities,
+      labeledBy: c.labeledBy,
       cosine: c.cosine,
       annRank: c.annRank,
       rerankRank: c.rerankRank,

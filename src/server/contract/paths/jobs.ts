@@ -3,8 +3,8 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { errors } from '../components.js';
 import { md } from '../md.js';
-import { JobRequest, jobIdParams, resultsQuery, streamQuery } from '../requests.js';
-import { Cluster, Job, MinedPair } from '../schemas/jobs.js';
+import { JobRequest, jobIdParams, resultsQuery, reviewQuery, streamQuery } from '../requests.js';
+import { Cluster, Job, MinedPair, ReviewResponse } from '../schemas/jobs.js';
 
 export const jobsPaths: ZodOpenApiPathsObject = {
   '/v1/jobs': {
@@ -146,6 +146,28 @@ export const jobsPaths: ZodOpenApiPathsObject = {
               schema: MinedPair,
             },
           },
+        },
+        ...errors('400', '401', '404', '500'),
+      },
+    },
+  },
+  '/v1/jobs/{id}/review': {
+    get: {
+      operationId: 'getJobReview',
+      tags: ['jobs'],
+      summary: 'The pairs to annotate first: the least sure labels, one document at a time.',
+      description: md(
+        "Labeled pairs ordered by |P(paraphrase) - the labeling model's cut|, smallest first: the",
+        "annotations that move the index's calibration and cut most (`paramine annotations threshold",
+        '--calibrate`). Within 0.01 of each other, pairs from documents (the `group` metadata key) not',
+        'shown yet come first. Pairs without probabilities (a job without `rerank`) are left out.',
+        '',
+      ),
+      requestParams: { path: jobIdParams, query: reviewQuery },
+      responses: {
+        '200': {
+          description: 'The page of pairs.',
+          content: { 'application/json': { schema: ReviewResponse } },
         },
         ...errors('400', '401', '404', '500'),
       },

@@ -117,8 +117,12 @@ export const searchPaths: ZodOpenApiPathsObject = {
       summary: 'Label sentence pairs with the cross-encoder.',
       description: md(
         "Scores each pair with the cross-encoder (texts normalized first) and returns every label's",
-        'probability and the arg-max label. Pairs are `[s1, s2]` arrays or `{s1, s2}` objects; the',
-        'response echoes them as given. A 503 `UNAVAILABLE` when the service runs without a reranker.',
+        'probability, the served label (the positive label when the calibrated P(paraphrase) reaches the',
+        "labeling model's cut) and the model that labeled it. A pair scores the same in either order:",
+        'P(s1, s2) = P(s2, s1). `labels.mode` chooses who labels: `fast` (the student), `balanced` (the',
+        'teacher where the student is unsure) or `best` (the teacher). Pairs are `[s1, s2]` arrays or',
+        '`{s1, s2}` objects; the response echoes them as given. A 503 `UNAVAILABLE` when the service runs',
+        'without a reranker.',
         '',
       ),
       requestBody: {

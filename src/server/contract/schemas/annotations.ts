@@ -20,6 +20,8 @@ export const Annotation = z
     decision: z.enum(['accept', 'reject', 'label']),
     predicted: z.string().optional(),
     probabilities: Probabilities.optional(),
+    model: z.string().optional().describe('The model whose probabilities the annotator saw.'),
+    mode: z.enum(['fast', 'balanced', 'best']).optional(),
     cosine: z.number().optional(),
     annRank: z.int().min(1).optional(),
     rerankRank: z.int().min(1).optional(),

@@ -1,6 +1,6 @@
 /** Response bodies of the mining job routes (a job, its streamed pairs and clusters) and of GET /v1/domains. */
 import { z } from 'zod';
-import { DocumentContext, LexicalMeasures, Meta, PairDiff, Probabilities } from './search.js';
+import { DocumentContext, LexicalMeasures, Meta, PairDiff, Probabilities, SERVED_LABEL } from './search.js';
 
 export const Job = z
   .strictObject({
@@ -53,8 +53,9 @@ export const MinedPair = z
     b: PairSide,
     cosine: z.number(),
     margin: z.number().optional(),
-    label: z.string().optional(),
+    label: z.string().describe(SERVED_LABEL).optional(),
     probabilities: Probabilities.optional(),
+    labeledBy: z.string().describe('The model that labeled the pair (`rerank.mode`).').optional(),
     lexical: LexicalMeasures,
     diff: PairDiff.optional(),
     span: z
@@ -122,3 +123,19 @@ export const DomainList = z
     ),
   })
   .meta({ id: 'DomainList' });
+
+export const ReviewResponse = z
+  .strictObject({
+    cuts: z.record(z.string(), z.number()).describe('The label cut of each model that labels pairs here.'),
+    student: z
+      .string()
+      .optional()
+      .describe('The model that labels every pair in `fast` (the cascade’s student).'),
+    pairs: z.array(
+      MinedPair.extend({
+        margin: z.number().min(0).describe("|P(paraphrase) - the labeling model's cut|: 0 is a coin toss."),
+        cut: z.number(),
+      }),
+    ),
+  })
+  .meta({ id: 'ReviewResponse' });

@@ -80,6 +80,15 @@ export const DocumentContext = z
     description: 'With `context: N`, for a sentence read from a document: its neighbours there.',
   });
 
+/** What `label` means, said once for every response that carries one. */
+export const SERVED_LABEL =
+  "The served label: the positive label when the labeling model's calibrated P(paraphrase) is at least its " +
+  'cut (config.json `paramine.threshold`), else the negative one; the arg-max for a model without a cut. ' +
+  'It can differ from the label with the highest probability.';
+const LABELED_BY =
+  'The model that labeled the pair: the student cross-encoder, or the teacher where the cascade sent it there ' +
+  '(`labels.mode`).';
+
 export const Candidate = z
   .strictObject({
     id: z.int().min(0),
@@ -91,8 +100,9 @@ export const Candidate = z
       .min(1)
       .describe('1-based rank after reranking; present when the cross-encoder ran.')
       .optional(),
-    label: z.string().describe("The cross-encoder's arg-max label; present when it ran.").optional(),
+    label: z.string().describe(`${SERVED_LABEL} Present when the cross-encoder ran.`).optional(),
     probabilities: Probabilities.optional(),
+    labeledBy: z.string().describe(LABELED_BY).optional(),
     lexical: LexicalMeasures,
     bertScore: z
       .number()
@@ -148,8 +158,9 @@ export const PairResult = z
   .strictObject({
     s1: z.string().describe("The pair's first text as sent."),
     s2: z.string().describe("The pair's second text as sent."),
-    label: z.string(),
+    label: z.string().describe(SERVED_LABEL),
     probabilities: Probabilities,
+    model: z.string().describe(LABELED_BY).optional(),
   })
   .meta({ id: 'PairResult' });
 

@@ -1,0 +1,152 @@
+/**
+ * The label cascade: the student scores every pair; the pairs whose P(paraphrase) falls in the band around
+ * its cut, where the student is unsure, go to the teacher, whose label and probabilities replace the
+ * student's. The band is chosen on validation pairs (`paramine models cascade`, cascade-band.ts) and written
+ * into the student's config.json beside its cut. The teacher is opened on first need, so `fast` never pays
+ * for it.
+ */
+import { ParamineError } from '../errors.js';
+import type { Calibration, LabelMode, Pair, PairScore, PairScorer, ScoreOptions } from '../models/ports.js';
+import { resolveModelDir } from '../models/resolve.js';
+import { positiveProbability } from '../text/labels.js';
+import { inBand } from './cascade-band.js';
+import { CrossEncoder, type CrossEncoderOptions } from './cross-encoder.js';
+
+export interface CascadeParts {
+  student: PairScorer;
+  /** The student's name, reported as the model of the pairs it labels. */
+  studentName: string;
+  /** Absent: no teacher configured (every mode labels with the student, and `best` is refused). */
+  teacher?:
+    | {
+        name: string;
+        /** Opens the teacher once, on the first pair that needs it. */
+        open: () => Promise<PairScorer>;
+        /** [low, high): the student's P(paraphrase) values that escalate in `balanced`. */
+        band: readonly [number, number];
+      }
+    | undefined;
+  /** The mode when a call names none (default `balanced`). */
+  defaultMode?: LabelMode | undefined;
+  /** Each call's escalated pairs, for metrics. */
+  onEscalated?: ((pairs: number, of: number) => void) | undefined;
+}
+
+export class LabelCascade implements PairScorer {
+  readonly labels: readonly string[];
+  readonly positiveLabels: readonly string[];
+  readonly calibration: Calibration | undefined;
+  readonly rerankOrder: 'probability' | 'cosine' | undefined;
+  readonly defaultMode: LabelMode;
+  readonly #parts: CascadeParts;
+  #teacher: Promise<PairScorer> | undefined;
+
+  constructor(parts: CascadeParts) {
+    this.#parts = parts;
+    const { student } = parts;
+    this.labels = student.labels;
+    this.positiveLabels = student.positiveLabels;
+    // The rank order's weights are the student's; the teacher's P is on the same calibrated scale.
+    this.calibration = student.calibration;
+    this.rerankOrder = student.rerankOrder;
+    this.defaultMode = parts.defaultMode ?? 'balanced';
+    if (student.admit) this.admit = (n: number) => student.admit?.(n);
+  }
+
+  admit?: (n: number) => void;
+
+  /** What `balanced` does here: the teacher's name and band, or undefined when none is configured. */
+  get teacher(): { name: string; band: readonly [number, number] } | undefined {
+    const t = this.#parts.teacher;
+    return t && { name: t.name, band: t.band };
+  }
+
+  async score(
+    pairs: readonly Pair[],
+    signal?: AbortSignal,
+    options: ScoreOptions = {},
+  ): Promise<PairScore[]> {
+    const mode = options.mode ?? this.defaultMode;
+    const { teacher, studentName } = this.#parts;
+    if (mode === 'best') {
+      if (!teacher) throw noTeacher(studentName);
+      return named(await (await this.#openTeacher()).score(pairs, signal), teacher.name);
+    }
+    const scores = named(await this.#parts.student.score(pairs, signal), studentName);
+    if (mode === 'fast' || !teacher || pairs.length === 0) return scores;
+    const unsure: number[] = [];
+    scores.forEach((s, i) => {
+      if (inBand(positiveProbability(s.probabilities, this.positiveLabels), teacher.band)) unsure.push(i);
+    });
+    this.#parts.onEscalated?.(unsure.length, pairs.length);
+    if (unsure.length === 0) return scores;
+    const t = await this.#openTeacher();
+    const second = await t.score(
+      unsure.map((i) => pairs[i] as Pair),
+      signal,
+    );
+    unsure.forEach((i, k) => {
+      scores[i] = { ...(second[k] as PairScore), model: teacher.name };
+    });
+    return scores;
+  }
+
+  #openTeacher(): Promise<PairScorer> {
+    const t = this.#parts.teacher;
+    if (!t) throw noTeacher(this.#parts.studentName);
+    // A failed open is not cached: the next call tries again.
+    this.#teacher ??= t.open().catch((e: unknown) => {
+      this.#teacher = undefined;
+      throw e;
+    });
+    return this.#teacher;
+  }
+}
+
+/**
+ * A cascade over a student directory, its teacher (config.json `paramine.cascade`) opened on first need: for
+ * the commands that score pairs outside the service (benchmarks). `close()` closes both.
+ */
+export async function openLabeler(
+  studentDir: string,
+  o: CrossEncoderOptions & { mode?: LabelMode | undefined } = {},
+): Promise<{ labeler: LabelCascade; student: CrossEncoder; close: () => Promise<void> }> {
+  const { mode, ...opts } = o;
+  const student = await CrossEncoder.open(studentDir, opts);
+  const c = student.cascade;
+  let teacher: CrossEncoder | undefined;
+  const labeler = new LabelCascade({
+    student,
+    studentName: student.modelId,
+    teacher: c && {
+      name: c.teacher,
+      band: c.band,
+      open: async () => {
+        teacher = await CrossEncoder.open(resolveModelDir(c.teacher, 'reranker'), opts);
+        return teacher;
+      },
+    },
+    defaultMode: mode,
+  });
+  return {
+    labeler,
+    student,
+    close: async () => {
+      await teacher?.close();
+      await student.close();
+    },
+  };
+}
+
+function named(scores: PairScore[], model: string): PairScore[] {
+  for (const s of scores) s.model = model;
+  return scores;
+}
+
+function noTeacher(student: string): ParamineError {
+  return new ParamineError(
+    'BAD_INPUT',
+    `labels mode "best" needs a teacher, and ${student} names none (config.json paramine.cascade); use "fast", or set one with paramine models cascade`,
+    { field: 'labels.mode' },
+  );
+}
