@@ -10,7 +10,8 @@ const program = new Command()
     'Mine paraphrases from very large sentence collections (SBERT + FAISS IVF-PQ + cross-encoder).',
   )
   .version(version)
-  .showHelpAfterError()
+  // One line and the suggestion, not the whole help after it.
+  .showHelpAfterError('(add --help for the options)')
   .exitOverride();
 
 // Sub-commands, left to right along the pipeline. Each module exports register(program). Only the one the

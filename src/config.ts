@@ -6,6 +6,7 @@
  */
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
+import { ParamineError } from './errors.js';
 import { parseInput } from './validate.js';
 
 export interface Setting {
@@ -39,13 +40,23 @@ export const defineSettings = <T extends Settings>(settings: T): T => settings;
 /** Where a setting's value came from. */
 export type Source = 'flag' | 'env' | 'default' | 'unset';
 
+/**
+ * A commander Option with its default. A description that says the default in words ("(default: all
+ * cores)") shows those words once instead of this machine's value beside them.
+ */
+function option(flag: string, description: string, dflt: unknown): Option {
+  const said = /\s*\(default: ([^)]*)\)\s*$/.exec(description);
+  const o = new Option(flag, said ? description.slice(0, said.index) : description);
+  if (dflt !== undefined) o.default(dflt, said?.[1]);
+  return o;
+}
+
 /** A commander Option for every setting (`lenient`: none mandatory, as `paramine config` reads them). */
 export function addSettings(cmd: Command, settings: Settings, lenient = false): Command {
   for (const s of Object.values(settings)) {
-    const o = new Option(s.flag, s.description);
+    const o = option(s.flag, s.description, s.negates ? undefined : s.default);
     if (s.required && !lenient) o.makeOptionMandatory();
     if (s.env !== undefined) o.env(s.env);
-    if (s.default !== undefined && !s.negates) o.default(s.default);
     if (s.choices !== undefined) o.choices(s.choices);
     cmd.addOption(o);
   }
@@ -61,8 +72,23 @@ const objectOf = (settings: Settings) =>
     ),
   );
 
-/** The typed values of `settings` from a parsed command (zod-checked: BAD_INPUT names the option). */
+/**
+ * The typed values of `settings` from a parsed command (zod-checked: BAD_INPUT names the flag, or the
+ * environment variable when the value came from one).
+ */
 export function settingsOf<T extends Settings>(cmd: Command, settings: T): ValuesOf<T> {
+  for (const [name, s] of Object.entries(settings)) {
+    if (s.env === undefined || cmd.getOptionValueSource(name) !== 'env') continue;
+    const parsed = s.schema.safeParse(cmd.opts()[name]);
+    if (!parsed.success) {
+      const why = parsed.error.issues[0]?.message ?? 'invalid';
+      throw new ParamineError(
+        'BAD_INPUT',
+        `${s.env}=${String(process.env[s.env])}: ${why} (it sets ${s.flag.split(/[ ,]/)[0]}; unset it or fix its value)`,
+        { field: s.env },
+      );
+    }
+  }
   return parseInput(objectOf(settings), cmd.opts(), 'options') as ValuesOf<T>;
 }
 
@@ -84,7 +110,11 @@ export function describeSettings(
         name,
         flag: (s.flag.split(/[ ,]/)[0] as string).replace(/^--no-/, '--'),
         ...(s.env === undefined ? {} : { env: s.env }),
-        value,
+        // A value the command would refuse says so here rather than looking valid.
+        value:
+          parsed.success || raw[name] === undefined
+            ? value
+            : `${String(raw[name])} (invalid: ${parsed.error.issues[0]?.message})`,
         source: source === 'unset' && value !== undefined ? 'default' : source,
       };
     });
@@ -147,11 +177,10 @@ const entriesOf = (schema: z.ZodObject) =>
 export function addFlags(cmd: Command, schema: z.ZodObject, lenient = false): Command {
   for (const { field, meta } of entriesOf(schema)) {
     const facts = fieldFacts(field);
-    const o = new Option(meta.flag, meta.description);
+    const o = option(meta.flag, meta.description, meta.flag.startsWith('--no-') ? undefined : facts.default);
     if (!lenient && !field.safeParse(undefined).success && facts.default === undefined)
       o.makeOptionMandatory();
     if (meta.env !== undefined) o.env(meta.env);
-    if (facts.default !== undefined && !meta.flag.startsWith('--no-')) o.default(facts.default);
     if (facts.choices !== undefined) o.choices(facts.choices);
     const parse = meta.parse ?? (facts.base === 'number' ? (v: string) => Number(v) : undefined);
     if (parse !== undefined) o.argParser(parse);

@@ -67,6 +67,8 @@ export function createProgress(options: ProgressOptions): Progress {
   const every = options.intervalMs ?? 10_000;
   let last = 0;
   let lastLine = '';
+  // The last line written: stop() adds the final one only when the interval did not just print it.
+  let written = '';
   const line = (done: number, total: number, extra: Record<string, string | number>) => {
     const pct = total > 0 ? ` (${((100 * done) / total).toFixed(1)}%)` : '';
     const more = Object.entries(extra).map(([k, v]) => ` ${k}=${v}`);
@@ -78,10 +80,11 @@ export function createProgress(options: ProgressOptions): Progress {
       if (Date.now() - last >= every) {
         last = Date.now();
         stream.write(lastLine);
+        written = lastLine;
       }
     },
     stop() {
-      if (lastLine) stream.write(lastLine);
+      if (lastLine && lastLine !== written) stream.write(lastLine);
     },
   };
 }

@@ -6,9 +6,11 @@
  * Each figure also comes counting any sentence the data pair with s1 as found (`known`): where s1 has many
  * paraphrases (ParaSCI: 16 a query with its train split), ranking another of them first is no miss.
  */
+import { Option } from 'commander';
 import { z } from 'zod';
 import { type LabeledPair, readPairs } from '../corpus/index.js';
 import { DEFAULT_ENCODER } from '../models/catalog.js';
+import { LABEL_MODES } from '../models/ports.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { openService } from '../service/index.js';
 import { detectScheme } from '../text/labels.js';
@@ -40,6 +42,8 @@ export const retrievalSchema = z.object({
   /** The cross-encoders (none, one or several): each reranks the same candidates of the same index. */
   reranker: z.array(z.string()).default([]),
   rerankDepth: z.coerce.number().int().min(1).max(1000).default(20),
+  /** Who labels the reranked candidates (the service's default: balanced). */
+  labelsMode: z.enum(LABEL_MODES).optional(),
   depths: z.array(z.coerce.number().int().min(1)).min(1),
   exact: z.boolean().default(false),
   factory: z.string(),
@@ -184,7 +188,12 @@ async function rankAll(
       await flat.close();
     }
     for (const reranker of o.reranker) {
-      const reranking = await openService({ index: built.dir, model: o.model, reranker });
+      const reranking = await openService({
+        index: built.dir,
+        model: o.model,
+        reranker,
+        labelsMode: o.labelsMode,
+      });
       try {
         const ranks = await rankAfterRerank(reranking.core, input, {
           depth: o.rerankDepth,
@@ -287,6 +296,11 @@ export const retrieval = defineBenchmark({
       .option('--model <name|dir>', 'encoder', DEFAULT_ENCODER)
       .option('--reranker <names>', 'also report top-1/10 after reranking the first K (several: a,b)', list)
       .option('--rerank-depth <k>', 'candidates reranked', '20')
+      .addOption(
+        new Option('--labels-mode <mode>', 'who labels the reranked candidates (default balanced)').choices(
+          LABEL_MODES,
+        ),
+      )
       .option('--depths <list>', 'top-N depths', list, ['1', '10', '100', '1000'])
       .option('--exact', 'also through exact (flat) search', false)
       .option('--factory <str>', 'FAISS factory string or auto', 'auto')

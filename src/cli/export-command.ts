@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
-import { exportDataset } from '../jobs/export.js';
+import { type ExportSummary, exportDataset } from '../jobs/export.js';
 import { parseSplitPlan } from '../jobs/splits.js';
 import { MAX_CONTEXT } from '../store/index.js';
 import { parseInput } from '../validate.js';
@@ -20,6 +20,9 @@ const flagsSchema = z
     excludeGroupsOf: z.string().min(1).optional(),
     excludeKey: z.string().min(1).optional(),
     label: z.string().min(1).optional(),
+    labels: z.array(z.string().min(1)).min(1).optional(),
+    minProbability: z.number().min(0).max(1).optional(),
+    strict: z.boolean().default(false),
     seed: z.number().int(),
     context: z.number().int().min(0).max(MAX_CONTEXT),
     index: z.string().min(1).optional(),
@@ -47,6 +50,11 @@ export function register(program: Command): void {
     )
     .option('--exclude-key <key>', 'the key of --exclude-groups-of (default: --group-by)')
     .option('--label <label>', 'label of every row when the job did not rerank (e.g. paraphrase)')
+    .option('--labels <labels...>', 'keep only pairs with these labels (e.g. paraphrase)')
+    .option('--min-probability <p>', "keep only pairs whose label's probability is at least p", (v) =>
+      Number(v),
+    )
+    .option('--strict', 'refuse (exit 1) when a split comes out empty, instead of warning')
     .option('--seed <n>', 'seed of the grouped shuffle', (v) => Number(v), 1)
     .option(
       '--context <n>',
@@ -73,12 +81,14 @@ export function register(program: Command): void {
         excludeGroupsOf: o.excludeGroupsOf,
         excludeKey: o.excludeKey,
         label: o.label,
+        keepLabels: o.labels,
+        minProbability: o.minProbability,
         seed: o.seed,
         context: o.context,
         index: o.index,
       });
       const lines = [
-        `${summary.pairs} pairs exported${summary.excluded > 0 ? `, ${summary.excluded} dropped for sharing a group with the test set` : ''}` +
+        `${summary.pairs} pairs exported${summary.filtered > 0 ? `, ${summary.filtered} left out by --labels / --min-probability` : ''}${summary.excluded > 0 ? `, ${summary.excluded} dropped for sharing a group with the test set` : ''}` +
           `${summary.deleted > 0 ? `, ${summary.deleted} left out because a sentence was deleted from the index` : ''}`,
         ...summary.splits.map(
           (s) =>
@@ -88,5 +98,20 @@ export function register(program: Command): void {
         '',
       ];
       process.stdout.write(lines.join('\n'));
+      emptySplits(summary, o);
     });
+}
+
+/** A split that came out empty (few groups, or chained pairs in one group): a warning, or with --strict a refusal. */
+function emptySplits(summary: ExportSummary, o: { groupBy?: string | undefined; strict: boolean }): void {
+  const empty = summary.splits.filter((s) => s.pairs === 0 && summary.pairs > 0).map((s) => s.name);
+  if (empty.length === 0) return;
+  const groups = summary.splits.reduce((a, s) => a + s.groups, 0);
+  const why =
+    o.groupBy === undefined
+      ? 'too few pairs for the shares'
+      : `the pairs fall into ${groups} ${o.groupBy} group(s), and a group never straddles two splits (pairs chained through shared sentences join one group); try a finer --group-by or other --split shares`;
+  const message = `split ${empty.join(', ')} is empty: ${why}`;
+  if (o.strict) throw new ParamineError('BAD_INPUT', message, { field: 'split' });
+  process.stderr.write(`paramine: warning: ${message}\n`);
 }

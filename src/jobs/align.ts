@@ -178,6 +178,36 @@ async function meanVectors(docs: Doc[], vectors: VectorFile): Promise<Float32Arr
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The keys the options name, checked against the documents' metadata: a typo (`--differ outlets`) would
+ * otherwise filter nothing, or everything, without a word; a window needs dates and both of its halves.
+ */
+function checkKeys(docs: readonly Doc[], o: AlignOptions): void {
+  if ((o.windowKey === undefined) !== (o.days === undefined)) {
+    throw new ParamineError('BAD_INPUT', 'a window needs both --window-key and --days', {
+      field: o.days === undefined ? 'days' : 'windowKey',
+    });
+  }
+  const known = new Set(docs.flatMap((d) => Object.keys(d.meta)));
+  const named: Array<[string, string]> = [
+    ...o.same.map((k): [string, string] => [k, 'same']),
+    ...o.differ.map((k): [string, string] => [k, 'differ']),
+    ...(o.windowKey === undefined ? [] : [[o.windowKey, 'windowKey'] as [string, string]]),
+  ];
+  for (const [key, field] of named) {
+    if (!known.has(key)) {
+      const list = [...known].sort().join(', ') || 'none';
+      throw new ParamineError('BAD_INPUT', `no document has the key "${key}" (the keys: ${list})`, { field });
+    }
+  }
+  const key = o.windowKey;
+  if (key !== undefined && !docs.some((d) => Number.isFinite(Date.parse(String(d.meta[key]))))) {
+    throw new ParamineError('BAD_INPUT', `no document has a date under "${key}" (e.g. 2024-05-01)`, {
+      field: 'windowKey',
+    });
+  }
+}
+
 /** Whether two documents may pair: same values of `same`, different ones of `differ`, dates within the window. */
 function compatible(a: Doc, b: Doc, o: AlignOptions): boolean {
   for (const k of o.same) if (a.meta[k] === undefined || a.meta[k] !== b.meta[k]) return false;
@@ -197,6 +227,7 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
     throw new ParamineError('BAD_INPUT', 'the band is empty: give min below max', { field: 'min' });
   const docs = documentsOf(parts, o.docKey);
   if (docs.length < 2) return [];
+  checkKeys(docs, o);
   if (o.method === 'mean' && parts.vectors === undefined) {
     throw new ParamineError(
       'BAD_INPUT',

@@ -30,6 +30,9 @@ export interface ExportOptions {
   excludeKey?: string | undefined;
   /** The label of every row when the pairs have none (a job without rerank). */
   label?: string | undefined;
+  /** Keep only pairs whose label is one of these, and whose label's probability is at least minProbability. */
+  keepLabels?: readonly string[] | undefined;
+  minProbability?: number | undefined;
   seed: number;
   /** Each side's N sentences before and after in its document, from `index` (0: none). */
   context?: number | undefined;
@@ -41,6 +44,8 @@ export interface ExportOptions {
 export interface ExportSummary {
   pairs: number;
   excluded: number;
+  /** Pairs left out by keepLabels / minProbability. */
+  filtered: number;
   /** Pairs left out because a side was deleted from --index. */
   deleted: number;
   splits: Array<{ name: string; pairs: number; groups: number }>;
@@ -233,6 +238,15 @@ async function contextReader(o: ExportOptions): Promise<ContextReader | undefine
   return ContextReader.open(o.index);
 }
 
+/** Whether a pair passes the label and probability filters (pairs without a model label: by --label). */
+function kept(p: PairLine, o: ExportOptions): boolean {
+  const label = p.label ?? o.label;
+  if (o.keepLabels !== undefined && (label === undefined || !o.keepLabels.includes(label))) return false;
+  if (o.minProbability === undefined) return true;
+  const prob = p.label === undefined ? undefined : p.probabilities?.[p.label];
+  return prob !== undefined && prob >= o.minProbability;
+}
+
 export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
   const excludeKey = o.excludeKey ?? o.groupBy;
   if (o.excludeGroupsOf !== undefined && excludeKey === undefined) {
@@ -265,6 +279,10 @@ export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
       throw new ParamineError('BAD_INPUT', `pair ${n} has no label (the job did not rerank); give --label`, {
         field: 'label',
       });
+    }
+    if (!kept(p, o)) {
+      factOf.push(-3);
+      continue;
     }
     const drop = excluded !== undefined && pairGroups(excludeKey as string, p).some((v) => excluded.has(v));
     factOf.push(drop ? -1 : facts.length);
@@ -301,10 +319,23 @@ export async function exportDataset(o: ExportOptions): Promise<ExportSummary> {
     await reader?.close();
   }
   const files = (await Promise.all(sinks.map((s) => s.close()))).flat();
+  return summaryOf(facts, factOf, splitOf, sinks, files);
+}
+
+/** What an export wrote: counts by what kept or dropped each pair, and each split's pairs and groups. */
+function summaryOf(
+  facts: readonly PairFacts[],
+  factOf: readonly number[],
+  splitOf: ArrayLike<number>,
+  sinks: readonly SplitSink[],
+  files: string[],
+): ExportSummary {
+  const count = (code: number) => factOf.filter((x) => x === code).length;
   return {
     pairs: facts.length,
-    excluded: factOf.filter((x) => x === -1).length,
-    deleted: factOf.filter((x) => x === -2).length,
+    excluded: count(-1),
+    deleted: count(-2),
+    filtered: count(-3),
     splits: sinks.map((s, si) => ({
       name: s.name,
       pairs: s.count,

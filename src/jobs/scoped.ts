@@ -12,7 +12,7 @@
  * few remain, the scope is searched deeper.
  */
 import { ParamineError } from '../errors.js';
-import type { VectorFile } from '../index/index.js';
+import { gatherRows, type VectorFile } from '../index/index.js';
 import { createIndex, type FaissIndex } from '../native/index.js';
 import type { Hit } from '../search/candidates.js';
 import type { GroupOrder, GroupValue, GroupView, Meta, SentenceStore } from '../store/index.js';
@@ -199,10 +199,7 @@ export class ScopedSearch {
     // Deep enough for the query itself and a few excluded ones; deeper only for rows left short.
     let k = Math.min(unit.ids.length, depth + 4);
     for (;;) {
-      const sub = new Float32Array(pending.length * dim);
-      pending.forEach((i, j) => {
-        sub.set(queries.subarray(i * dim, (i + 1) * dim), j * dim);
-      });
+      const sub = gatherRows(queries, pending, dim);
       const res = await this.search(unit, sub, k);
       const short: number[] = [];
       pending.forEach((i, j) => {

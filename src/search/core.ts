@@ -7,6 +7,7 @@
 import { type DomainRequest, type Domains, planDomain } from '../domain/index.js';
 import type { IdfWeights } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
+import { gatherRows } from '../index/index.js';
 import type { Embedder, LabelMode, PairScore, PairScorer } from '../models/ports.js';
 import type { SentenceStore } from '../store/index.js';
 import { normalize, pairDiff } from '../text/index.js';
@@ -268,14 +269,6 @@ export class SearchCore {
     this.#parts.onStage?.(stage, ms);
     return { value, ms };
   }
-}
-
-function gatherRows(vectors: Float32Array, rows: readonly number[], dim: number): Float32Array {
-  const out = new Float32Array(rows.length * dim);
-  rows.forEach((r, k) => {
-    out.set(vectors.subarray(r * dim, (r + 1) * dim), k * dim);
-  });
-  return out;
 }
 
 /** Hit rows of the searched queries back at their positions; the others get none. */

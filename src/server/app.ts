@@ -57,6 +57,14 @@ export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInst
   });
   // A JSON API: other bodies are 415, not strings that fail validation later.
   app.removeContentTypeParser('text/plain');
+  // Many clients send `content-type: application/json` on every request: a DELETE or GET without a body is
+  // not a malformed JSON body (fastify would refuse it with "Body cannot be empty").
+  app.addHook('onRequest', async (req) => {
+    const empty =
+      req.headers['content-length'] === '0' ||
+      (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined);
+    if (empty && (req.method === 'DELETE' || req.method === 'GET')) delete req.headers['content-type'];
+  });
   ApiKeys.decorate(app);
   const auth = new ApiKeys(options.auth);
   ctx.metrics.install(app);

@@ -63,6 +63,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly labeledPairs = new Counter({
+    name: 'paramine_labeled_pairs_total',
+    help: 'Pairs labeled in the balanced mode, and of them those the cascade sent to the teacher',
+    labelNames: ['by'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'paramine_' });
   }
@@ -75,6 +82,10 @@ export class Metrics {
     onRejected: (model) => this.rejected.inc({ model }),
     onDropped: (model, items) => this.dropped.inc({ model }, items),
     onStage: (stage, ms) => this.stageSeconds.observe({ stage }, ms / 1000),
+    onEscalated: (pairs, of) => {
+      this.labeledPairs.inc({ by: 'student' }, of - pairs);
+      this.labeledPairs.inc({ by: 'teacher' }, pairs);
+    },
   };
 
   /** Times every response of the app. */

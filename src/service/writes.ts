@@ -243,9 +243,21 @@ export class SentenceWrites {
       fresh.forEach((f, i) => {
         f.vector = vectors.subarray(i * dim, (i + 1) * dim);
       });
-      const { ids } = await u.add(fresh, replaced);
-      await this.live.add(vectors, ids);
-      for (const [outcome, i] of pending) outcome.id = ids[i] as number;
+      // The write transaction decides what is new (a concurrent write may have added the same text or
+      // client id since the checks above): only those rows' vectors join the live index.
+      const { ids, status } = await u.add(fresh, replaced);
+      const added = fresh.flatMap((_, i) => (status[i] === 'added' ? [i] : []));
+      const kept = added.length === fresh.length ? vectors : gatherRows(vectors, added, dim);
+      if (added.length > 0)
+        await this.live.add(
+          kept,
+          added.map((i) => ids[i] as number),
+        );
+      for (const [outcome, i] of pending) {
+        outcome.id = ids[i] as number;
+        // A repeat of a text within this write stays `duplicate`; the row itself says what the transaction found.
+        if (outcome.status === 'added') outcome.status = status[i] as AddOutcome['status'];
+      }
       if (this.live.segmentSize >= this.#sealAt && this.#sealing === undefined) {
         // In the background: the write is acknowledged now; searches see the segment once it is sealed.
         this.seal().catch(this.#onSealError);

@@ -13,43 +13,17 @@ import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
 import type { SegmentInfo } from '../index/index.js';
 import { checkLmdbFile } from './lmdb-check.js';
-import { keyHash, type Meta, type SentenceRecord } from './store.js';
+import { keyHash } from './store.js';
+import type { AddedSentence, AddStatus, Lookup, NewAdd, StoredAdd } from './update-records.js';
 import { inTxn, lmdbWrite } from './write-errors.js';
+
+export type { AddedSentence, AddStatus, Lookup, NewAdd } from './update-records.js';
 
 /** The updates' directory inside an index directory. */
 export const UPDATES_DIR = 'updates';
 
 /** The most ids one delete takes or reports (a delete by filter counts all it deleted). */
 export const MAX_REPORTED_IDS = 10_000;
-
-interface StoredAdd {
-  t: string;
-  m?: Meta;
-  /** The write's sequence number and time (ms since the epoch). */
-  s: number;
-  at: number;
-  c?: string;
-}
-
-export interface NewAdd {
-  text: string;
-  meta?: Meta | undefined;
-  /** The dedup key (normalized text). */
-  key: string;
-  vector: Float32Array;
-  /** The client's id for the sentence: a retried write with the same one adds nothing twice. */
-  clientId?: string | undefined;
-}
-
-export interface AddedSentence extends SentenceRecord {
-  id: number;
-  seq: number;
-  at: number;
-  clientId?: string;
-}
-
-/** What a read of one id finds: the added sentence, null for a deleted one, undefined when not written here. */
-export type Lookup = SentenceRecord | null | undefined;
 
 export class IndexUpdates {
   readonly #root: RootDatabase;
@@ -275,25 +249,42 @@ export class IndexUpdates {
    * Adds sentences in one durable transaction; resolves to their ids once it is on disk. `replaced` ids are
    * tombstoned in that same transaction (a replace is never half done).
    */
-  add(rows: readonly NewAdd[], replaced: readonly number[] = []): Promise<{ ids: number[]; seq: number }> {
+  /**
+   * Adds the rows in one durable transaction. Whether a row is new is decided inside it: a client id already
+   * recorded, or a dedup key of a live added sentence, resolves to that sentence (`retried`, `duplicate`)
+   * however many writers raced to it, in this process or another (LMDB serializes write transactions across
+   * processes, and the reads in one see every commit before it). Only `added` rows take a new id.
+   */
+  add(
+    rows: readonly NewAdd[],
+    replaced: readonly number[] = [],
+  ): Promise<{ ids: number[]; status: AddStatus[]; seq: number }> {
     return this.#serial(() => this.#add(rows, replaced));
   }
 
-  async #add(rows: readonly NewAdd[], replaced: readonly number[]): Promise<{ ids: number[]; seq: number }> {
+  async #add(rows: readonly NewAdd[], replaced: readonly number[]) {
     this.#assertOpen();
     const gone = [...new Set(replaced)].filter((id) => !this.#tombstones.has(id));
     const at = Date.now();
     let ids: number[] = [];
+    let status: AddStatus[] = [];
     let seq = 0;
-    // Ids and the sequence number are read inside the write transaction: a second process writing the
-    // same index (`paramine add` beside a service) waits for LMDB's write lock and takes the next ones.
     await lmdbWrite("the index's updates", () =>
       this.#root.transaction(() => {
-        const first = this.nextId;
+        let next = this.nextId;
         seq = this.seq;
-        ids = rows.map((_, i) => first + i);
-        rows.forEach((r, i) => {
-          const id = ids[i] as number;
+        ids = [];
+        status = [];
+        for (const r of rows) {
+          const known = this.#knownInTxn(r);
+          if (known !== undefined) {
+            ids.push(known.id);
+            status.push(known.status);
+            continue;
+          }
+          const id = next++;
+          ids.push(id);
+          status.push('added');
           const stored: StoredAdd = { t: r.text, s: seq, at };
           if (r.meta !== undefined) stored.m = r.meta;
           if (r.clientId !== undefined) {
@@ -305,14 +296,26 @@ export class IndexUpdates {
             this.#vectors.put(id, Buffer.from(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength)),
           );
           inTxn(this.#dedup.put(keyHash(r.key), id));
-        });
+        }
         for (const id of gone) inTxn(this.#deleted.put(id, { s: seq, at }));
-        inTxn(this.#meta.put('next', first + rows.length));
+        inTxn(this.#meta.put('next', next));
         inTxn(this.#meta.put('seq', seq + 1));
       }),
     );
     for (const id of gone) this.#tombstones.add(id);
-    return { ids, seq };
+    return { ids, status, seq };
+  }
+
+  /** Inside the write transaction: the sentence a row's client id or text already names, if live. */
+  #knownInTxn(r: NewAdd): { id: number; status: AddStatus } | undefined {
+    const byClient = r.clientId === undefined ? undefined : this.#clients.get(r.clientId);
+    if (byClient !== undefined) return { id: byClient, status: 'retried' };
+    const byKey = this.#dedup.get(keyHash(r.key));
+    // Deleted by this process, or by another one since (its tombstone is in the same database).
+    if (byKey !== undefined && !this.#tombstones.has(byKey) && this.#deleted.get(byKey) === undefined) {
+      return { id: byKey, status: 'duplicate' };
+    }
+    return undefined;
   }
 
   /** Tombstones ids in one durable transaction; resolves to those not deleted before. */

@@ -424,4 +424,17 @@ t.test('docs align --differ pairs only documents from different sources', async 
     across.map(key).some((k) => k === 'x1~y1' || k === 'x2~y1'),
     'the storm story pairs across sources',
   );
+  // A typo or half a window is refused, naming what the documents have, not read as "no filter".
+  const refused = (extra: string[]) => {
+    try {
+      align(extra);
+      return '';
+    } catch (e) {
+      return String((e as { stderr?: Buffer }).stderr ?? e);
+    }
+  };
+  t.match(refused(['--differ', 'sources']), /no document has the key "sources" \(the keys: .*source/);
+  t.match(refused(['--same', 'outlet']), /no document has the key "outlet"/);
+  t.match(refused(['--window-key', 'source', '--days', '7']), /no document has a date under "source"/);
+  t.match(refused(['--days', '7']), /needs both --window-key and --days/);
 });

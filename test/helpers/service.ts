@@ -38,7 +38,14 @@ export interface TestService {
 /** Every hook of `a` and `b` (Prometheus and a test's own observers). */
 function bothHooks(a: ServiceHooks, b: ServiceHooks): ServiceHooks {
   const both: ServiceHooks = {};
-  for (const name of ['onBatch', 'onQueueDepth', 'onRejected', 'onDropped', 'onStage'] as const) {
+  for (const name of [
+    'onBatch',
+    'onQueueDepth',
+    'onRejected',
+    'onDropped',
+    'onStage',
+    'onEscalated',
+  ] as const) {
     type Hook = ((...args: unknown[]) => void) | undefined;
     const [x, y] = [a[name] as Hook, b[name] as Hook];
     Object.assign(both, {

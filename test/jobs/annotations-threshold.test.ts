@@ -18,11 +18,12 @@ const VERSE: readonly [string, string] = [
 ];
 
 /** An index folder whose annotation store holds one judgement per (P the page showed, verdict). */
-async function annotated(judged: Array<{ p: number; positive: boolean }>): Promise<string> {
+async function annotated(judged: Array<{ p: number; positive: boolean; model?: string }>): Promise<string> {
   const index = mkdtempSync(join(tmpdir(), 'paramine-ann-cut-'));
   const store = AnnotationStore.open(join(index, 'annotations'));
-  for (const [i, { p, positive }] of judged.entries()) {
+  for (const [i, { p, positive, model }] of judged.entries()) {
     await store.put({
+      ...(model === undefined ? {} : { model }),
       s1: `query ${i}`,
       s2: `candidate ${i}`,
       label: positive ? 'paraphrase' : 'not_paraphrase',
@@ -81,7 +82,13 @@ t.test(
       p: 0.5 + (0.49 * i) / 79,
       positive: i % 2 === 0 && i > 20,
     }));
-    const index = await annotated(judged);
+    // 20 more judged under the cascade's teacher, on its scale, saying the opposite: left out of the fit.
+    const teacher = Array.from({ length: 20 }, (_, i) => ({
+      p: 0.95,
+      positive: i % 4 === 0,
+      model: 'paramine-paraphrase-mpnet-base',
+    }));
+    const index = await annotated([...judged, ...teacher]);
     t.teardown(() => rmSync(index, { recursive: true, force: true }));
     const out = join(index, 'copy');
     const said = runCli(
@@ -95,7 +102,11 @@ t.test(
       out,
       '--calibrate',
     );
-    t.match(said, /label calibration on 80 annotated pairs: P' = sigmoid\(/);
+    t.match(
+      said,
+      /label calibration on 80 annotated pairs \(80 annotations on the model's scale\): P' = sigmoid\(/,
+    );
+    t.match(said, /ECE there [\d.]+ -> [\d.]+ \(5-fold cross-fitted; in-sample [\d.]+\)/);
     const original = JSON.parse(readFileSync(join(MODEL, 'config.json'), 'utf8')).paramine;
     const written = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8')).paramine;
 

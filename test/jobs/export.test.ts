@@ -3,7 +3,7 @@
  * group with a test set are dropped, spans cut the paraphrase out of its sentence, and the Parquet files
  * read back (with hyparquet here, and with pyarrow when a Python with it is at hand).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -230,3 +230,93 @@ t.test(
     t.equal(r.first.s1_id, jrows[0]?.s1_id);
   },
 );
+
+t.test('label and probability filters; an empty split is said, and refused with --strict', async (t) => {
+  const only = await exportDataset({
+    source: { pairs: pairsFile },
+    out: join(dir, 'filtered'),
+    formats: ['jsonl'],
+    split: plan,
+    label: 'unlabeled',
+    keepLabels: ['paraphrase'],
+    minProbability: 0.85,
+    seed: 1,
+  });
+  t.equal(only.pairs, 100, 'only the reranked third (P 0.9) is kept');
+  t.equal(only.filtered, 200);
+  const none = await exportDataset({
+    source: { pairs: pairsFile },
+    out: join(dir, 'filtered-none'),
+    formats: ['jsonl'],
+    split: plan,
+    label: 'unlabeled',
+    minProbability: 0.95,
+    seed: 1,
+  });
+  t.equal(none.pairs, 0, 'no pair reaches 0.95');
+
+  // Every pair in one paper: the grouped split cannot fill val and test.
+  const onePaper = join(dir, 'one-paper.jsonl');
+  writeFileSync(
+    onePaper,
+    `${pairs
+      .slice(0, 20)
+      .map((p) =>
+        JSON.stringify({ ...p, a: { ...p.a, meta: { paper: 'P1' } }, b: { ...p.b, meta: { paper: 'P1' } } }),
+      )
+      .join('\n')}\n`,
+  );
+  const cli = (extra: string[]) => {
+    try {
+      const out = execFileSync(
+        process.execPath,
+        [
+          'dist/cli.js',
+          'export',
+          '--pairs',
+          onePaper,
+          '--out',
+          join(dir, 'one'),
+          '--group-by',
+          'paper',
+          '--label',
+          'x',
+          '--format',
+          'jsonl',
+          ...extra,
+        ],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      return { status: 0, out };
+    } catch (e) {
+      const err = e as { status: number; stderr: string };
+      return { status: err.status, out: err.stderr };
+    }
+  };
+  const warned = spawnOut(['--group-by', 'paper']);
+  t.match(warned, /warning: split .*empty/, 'a warning names the empty splits');
+  const strict = cli(['--strict']);
+  t.not(strict.status, 0, '--strict refuses');
+  t.match(strict.out, /is empty/);
+
+  function spawnOut(extra: string[]): string {
+    const r = spawnSync(
+      process.execPath,
+      [
+        'dist/cli.js',
+        'export',
+        '--pairs',
+        onePaper,
+        '--out',
+        join(dir, 'one'),
+        '--label',
+        'x',
+        '--format',
+        'jsonl',
+        ...extra,
+      ],
+      { encoding: 'utf8' },
+    );
+    return r.stderr;
+  }
+});

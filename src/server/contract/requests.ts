@@ -173,8 +173,11 @@ export const sentenceQuery = z
 
 export const sentenceIdParams = z.object({
   id: z.coerce
-    .number()
-    .int('must be an integer')
+    .number({
+      error: (issue) =>
+        issue.code === 'invalid_type' ? 'sentence ids are integers (0, 1, 2, ...)' : undefined,
+    })
+    .int('sentence ids are integers (0, 1, 2, ...)')
     .min(0)
     .max(Number.MAX_SAFE_INTEGER)
     .meta({ description: 'Sentence id (the same in the index and the store; dense from 0).', example: 5 }),
@@ -189,7 +192,11 @@ export const addSentencesRequest = z
       .array(
         z
           .object({
-            text: z.string().min(1, 'must not be empty').max(10_000, 'at most 10000 characters'),
+            text: z
+              .string()
+              .min(1, 'must not be empty')
+              .max(10_000, 'at most 10000 characters')
+              .regex(/[\p{L}\p{N}]/u, 'must have a letter or a digit (punctuation alone is no sentence)'),
             meta: z.record(z.string(), z.unknown()).optional().describe('Metadata kept with the sentence.'),
             id: z
               .string()

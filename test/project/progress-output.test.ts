@@ -1,0 +1,38 @@
+/** Progress off a terminal (a log file, CI): lines at the interval, and the final one printed once. */
+import { PassThrough } from 'node:stream';
+import t from 'tap';
+import { createProgress } from '../../src/progress.js';
+
+function capture() {
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (d) => {
+    text += d;
+  });
+  return { stream: Object.assign(stream, { isTTY: false }), text: () => text };
+}
+
+t.test('the final line once, whether or not the interval just printed it', async (t) => {
+  const a = capture();
+  const p = createProgress({ label: 'adding', unit: 'sentences', stream: a.stream as never, intervalMs: 0 });
+  p.update(5, 10);
+  p.update(10, 10);
+  p.stop();
+  const lines = a.text().trim().split('\n');
+  t.equal(lines.length, 2, lines.join(' | '));
+  t.match(lines[1], /10\/10 sentences/);
+
+  const b = capture();
+  const q = createProgress({
+    label: 'adding',
+    unit: 'sentences',
+    stream: b.stream as never,
+    intervalMs: 60_000,
+  });
+  q.update(5, 10);
+  q.update(10, 10);
+  q.stop();
+  const more = b.text().trim().split('\n');
+  t.same(more.length, 2, 'the first line, then the final one at stop');
+  t.match(more[1], /10\/10 sentences/);
+});
