@@ -38,6 +38,7 @@ const experiments: Registrars = {
   since: lazy(async () => (await import('./since-bench.js')).sinceBench),
   compact: lazy(async () => (await import('./compact-bench.js')).compactBench),
   split: lazy(async () => (await import('./split-bench.js')).splitBench),
+  'labels-latency': lazy(async () => (await import('./labels-latency.js')).labelsLatency),
 };
 
 const program = new Command()
