@@ -68,6 +68,9 @@ export function formatResults(body: SearchResponse): string {
       );
     }
     if (r.candidates.length === 0) lines.push('  (no candidates passed the filters)');
+    const by = new Map<string, number>();
+    for (const c of r.candidates) if (c.labeledBy) by.set(c.labeledBy, (by.get(c.labeledBy) ?? 0) + 1);
+    if (by.size > 0) lines.push('', `labeled by: ${[...by].map(([m, n]) => `${m} (${n})`).join(', ')}`);
     lines.push('');
   }
   const t = body.timings;

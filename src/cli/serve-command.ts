@@ -296,6 +296,8 @@ async function openServed(
     hooks: metrics.hooks,
     rerankWorkers: o.rerankWorkers,
     labelsMode: o.labelsMode,
+    // The first balanced request would otherwise wait for the teacher to load.
+    warmTeacher: true,
     writeThreads: o.writeThreads,
     writeEmbedder: remote,
     // `paramine add` / `delete` beside the service: taken in within a second.

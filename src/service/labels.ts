@@ -18,6 +18,11 @@ export interface LabelerOptions {
   /** Called once the teacher is open, with what closes it. */
   onTeacher: (close: () => Promise<void>) => void;
   onEscalated?: ((pairs: number, of: number) => void) | undefined;
+  /**
+   * Open the teacher now, in the background, instead of on the first unsure pair (`paramine serve`: that
+   * request would wait the 2-3 s it takes). A failure here is left to that first pair to report.
+   */
+  warm?: boolean | undefined;
 }
 
 /** Cascade ports over the student's batcher: `port(unbounded)` as BatchedScorer's. */
@@ -44,6 +49,7 @@ export function labelPorts(
     });
     return teacher;
   };
+  if (c && o.warm && o.mode !== 'fast') openTeacher(c.teacher).catch(() => undefined);
   return (unbounded) =>
     new LabelCascade({
       student: studentBatched.port(unbounded),

@@ -110,6 +110,8 @@ export interface ServiceOptions {
   writeEmbedder?: (Embedder & { close(): Promise<void> }) | undefined;
   /** Who labels pairs when a request names no mode (default `balanced`: the cascade, where configured). */
   labelsMode?: LabelMode | undefined;
+  /** Open the cascade's teacher at start-up, in the background (`paramine serve`), not on first need. */
+  warmTeacher?: boolean | undefined;
   /** Cross-encoder worker threads (0 / undefined: one per core for a graph scoring pair by pair, else one). */
   rerankWorkers?: number | undefined;
   hooks?: ServiceHooks | undefined;
@@ -161,10 +163,14 @@ export interface Service {
 
 class Closers {
   readonly #list: Array<() => Promise<void>> = [];
+  #closed = false;
+  /** What opens after the service closed (a teacher warming in the background) is closed at once. */
   add(close: () => Promise<void>): void {
-    this.#list.push(close);
+    if (this.#closed) void close().catch(() => undefined);
+    else this.#list.push(close);
   }
   async closeAll(): Promise<void> {
+    this.#closed = true;
     for (const c of this.#list.splice(0).reverse()) await c();
   }
 }
@@ -287,6 +293,7 @@ function labelPortsOf(o: ServiceOptions, reranker: CrossEncoder, closers: Closer
     spinning: o.spinning,
     workers: o.rerankWorkers || undefined,
     mode: o.labelsMode,
+    warm: o.warmTeacher,
     onTeacher: (close) => closers.add(close),
     onEscalated: hooks.onEscalated,
   });
