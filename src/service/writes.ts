@@ -206,7 +206,7 @@ export class SentenceWrites {
       const text = normalize(item.text);
       if (text.trim() === '') {
         throw new ParamineError('BAD_INPUT', `sentences[${at}]: the text is empty after normalization`, {
-          field: `sentences.${at}.text`,
+          field: `sentences[${at}].text`,
         });
       }
       const key = dedupKey(text);
@@ -219,7 +219,7 @@ export class SentenceWrites {
             'NOT_FOUND',
             `sentences[${at}].replaces: no sentence with id ${item.replaces}`,
             {
-              field: `sentences.${at}.replaces`,
+              field: `sentences[${at}].replaces`,
             },
           );
         }

@@ -21,6 +21,7 @@ export const configRoutes: RoutePlugin = async (app, { ctx, auth }) => {
       },
       search: {
         defaults: { k: 10, rerank: labels !== undefined, nprobe: defaultNprobe(ctx) },
+        ivf: /IVF/.test(ctx.service.indexInfo().manifest.factory),
         limits: ctx.limits,
       },
       jobs: { presets: FILTER_PRESETS },

@@ -165,8 +165,8 @@ function OperatingPoints({ points, search, tuning, factory }) {
 
 /** Writes since the build: added / deleted, growing vs sealed, and whether a rebuild would pay (drift). */
 function UpdatesRows({ updates: u }) {
-  return html`<tr><th>since the build</th><td class="updates">${u.added} added, ${u.deleted} deleted
-      <span class="muted">(${u.growing} in the growing segment, ${u.sealed.sentences} in ${u.sealed.segments} sealed)</span></td></tr>
+  // htm drops the line break between text and a tag: the spaces are explicit.
+  return html`<tr><th>since the build</th><td class="updates">${u.added} added${' '}<span class="muted">(${u.growing} in the growing segment, ${u.sealed.sentences} in ${u.sealed.segments} sealed)</span>, ${u.deleted} deleted</td></tr>
     ${
       u.drift
         ? html`<tr><th>drift</th><td class=${u.drift.retrain ? 'drift retrain' : 'drift'}>

@@ -74,7 +74,11 @@ export const PAIR_COLUMNS = [
     id: 'meta',
     title: 'Metadata',
     className: 'c-meta',
-    render: (p) => html`<${Meta} meta=${p.meta2 ?? p.meta1} />`,
+    // Both sides where both have some (a job's pairs); search results have B's only.
+    render: (p) =>
+      p.meta1 && p.meta2
+        ? html`<div class="side-meta"><b>A</b><${Meta} meta=${p.meta1} /></div><div class="side-meta"><b>B</b><${Meta} meta=${p.meta2} /></div>`
+        : html`<${Meta} meta=${p.meta2 ?? p.meta1} />`,
   },
   {
     id: 'annotation',

@@ -95,7 +95,7 @@ function SearchForm({ config, busy, onSearch }) {
       <div class="options">
         <${Field} label="k" hint="candidates returned per query"><input type="number" min="1" max=${config.search.limits.maxK} name="k" value=${form.k} onInput=${set('k')} /></${Field}>
         <${Field} label="candidates" hint="ANN neighbours fetched and reranked"><input type="number" min="1" max=${config.search.limits.maxCandidates} name="candidates" value=${form.candidates} onInput=${set('candidates')} placeholder="auto" /></${Field}>
-        <${Field} label="nprobe" hint="IVF lists visited per shard"><input type="number" min="1" name="nprobe" value=${form.nprobe} onInput=${set('nprobe')} placeholder=${config.search.defaults.nprobe ?? 'index'} /></${Field}>
+        ${config.search.ivf ? html`<${Field} label="nprobe" hint="IVF lists visited per shard"><input type="number" min="1" name="nprobe" value=${form.nprobe} onInput=${set('nprobe')} placeholder=${config.search.defaults.nprobe ?? 'index'} /></${Field}>` : null}
         <${Field} label="min cosine"><input type="number" step="0.01" min="-1" max="1" value=${form.minCosine} onInput=${set('minCosine')} /></${Field}>
         <label class="check"><input type="checkbox" name="rerank" checked=${form.rerank} disabled=${!config.reranker}
           onChange=${(e) => setForm({ ...form, rerank: e.currentTarget.checked })} /> rerank</label>

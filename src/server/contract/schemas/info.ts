@@ -206,6 +206,7 @@ export const ClientConfig = z
         rerank: z.boolean(),
         nprobe: z.int().nullable(),
       }),
+      ivf: z.boolean().describe('The index has inverted lists (nprobe and recall apply); false for Flat.'),
       limits: z.record(z.string(), z.int()),
     }),
     jobs: z.strictObject({
