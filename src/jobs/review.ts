@@ -5,6 +5,8 @@
  * hundred do not all come from one long article. Reads the job's pairs once, keeping only the best `offset +
  * limit` in memory.
  */
+
+import { positiveProbability } from '../text/labels.js';
 import type { MinedPair } from './store.js';
 
 export interface ReviewOptions {
@@ -38,7 +40,7 @@ export function reviewOrder(
     if (!pair.probabilities) continue;
     const cut = (pair.labeledBy !== undefined ? o.cuts[pair.labeledBy] : undefined) ?? o.defaultCut;
     if (cut === undefined) continue;
-    const p = o.positiveLabels.reduce((a, l) => a + (pair.probabilities?.[l] ?? 0), 0);
+    const p = positiveProbability(pair.probabilities, o.positiveLabels);
     const item = { seq, pair, margin: Math.abs(p - cut), cut };
     if (best.length === keep && item.margin >= (best[keep - 1] as ReviewItem).margin) continue;
     best.splice(insertAt(best, item.margin), 0, item);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { heldoutLines, type LabeledPair, pairsAtLines, readPairs } from '../corpus/index.js';
 import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
-import { detectScheme } from '../text/labels.js';
+import { detectScheme, positiveProbability } from '../text/labels.js';
 import { type BandChoice, type BandSet, chooseBand } from './cascade-band.js';
 import { CrossEncoder } from './cross-encoder.js';
 
@@ -69,7 +69,7 @@ async function scoreAll(ce: CrossEncoder, sets: { pairs: LabeledPair[] }[]) {
   const out: number[][] = [];
   for (const s of sets) {
     const scores = await ce.score(s.pairs.map((p) => [p.s1, p.s2] as const));
-    out.push(scores.map((x) => ce.positiveLabels.reduce((a, l) => a + (x.probabilities[l] ?? 0), 0)));
+    out.push(scores.map((x) => positiveProbability(x.probabilities, ce.positiveLabels)));
   }
   return { p: out, seconds: (performance.now() - t0) / 1000 };
 }

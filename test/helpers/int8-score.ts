@@ -7,6 +7,7 @@
 import { Encoder } from '../../src/encode/index.js';
 import { int8Saturates } from '../../src/models/int8-kernels.js';
 import { CrossEncoder, SpanModel } from '../../src/rerank/index.js';
+import { positiveProbability } from '../../src/text/labels.js';
 
 const INT8_PAIRS: Array<readonly [string, string]> = [
   ['Storm cuts power to 120,000 homes.', '120,000 households lost power in a storm.'],
@@ -30,7 +31,7 @@ for (const dir of process.argv.slice(2)) {
   } else {
     const ce = await CrossEncoder.open(path, { worker: false, threads: 1 });
     out[path] = (await ce.score(INT8_PAIRS)).map((s) =>
-      ce.positiveLabels.reduce((a, l) => a + (s.probabilities[l] ?? 0), 0),
+      positiveProbability(s.probabilities, ce.positiveLabels),
     );
     await ce.close();
   }
