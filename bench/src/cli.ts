@@ -39,6 +39,14 @@ const experiments: Registrars = {
   compact: lazy(async () => (await import('./compact-bench.js')).compactBench),
   split: lazy(async () => (await import('./split-bench.js')).splitBench),
   'labels-latency': lazy(async () => (await import('./labels-latency.js')).labelsLatency),
+  // moved out of `paramine bench`: they need ../shared/data or a Python reference
+  speed: lazy(async () => (await import('./speed-lab.js')).speedLab),
+  encode: lazy(async () => (await import('./encode-bench.js')).encode),
+  index: lazy(async () => (await import('./index-bench.js')).index),
+  mine: lazy(async () => (await import('./mine-bench.js')).mine),
+  models: lazy(async () => (await import('./models-table.js')).models),
+  encoders: lazy(async () => (await import('./encoders-table.js')).encoders),
+  distractors: async () => ({ register: (await import('./make-distractors.js')).registerDistractors }),
 };
 
 const program = new Command()

@@ -18,9 +18,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { defineBenchmark, type Log, list } from '../../dist/bench/harness.js';
-import { PythonFaiss } from '../../dist/bench/index-python.js';
 import { ShardedIndex } from '../../dist/index/index.js';
 import { distanceKernels, faissVersion } from '../../dist/native/index.js';
+import { PythonFaiss } from './index-python.js';
 
 const DIM = 384;
 const K = 10;

@@ -1,7 +1,7 @@
 /**
  * A label calibration from an index's own annotations (`paramine annotations threshold --calibrate`): Platt
  * scaling of P(paraphrase) as the page showed it against the annotators' majority. The model card's calibration
- * (scripts/paramine_train/label_calibration.py) is fitted on tweets and news at once; the annotations are the
+ * (training/paramine_train/label_calibration.py) is fitted on tweets and news at once; the annotations are the
  * user's domain. The stored P is already on the model's reported scale, so the fit composes with the model's
  * own calibration, and the rerank order's weights are carried over so the order does not move.
  */
@@ -95,4 +95,46 @@ export function crossFitted(scored: readonly Scored[], folds = 5): Scored[] {
     });
   }
   return out;
+}
+
+/** One bin of a reliability diagram: pairs whose P falls in [lo, hi). */
+export interface ReliabilityBin {
+  lo: number;
+  hi: number;
+  n: number;
+  meanP: number;
+  observed: number;
+}
+
+export interface Reliability {
+  /** Expected calibration error: the pair-weighted mean |mean P - observed share| over the bins. */
+  ece: number;
+  /** Mean squared error of P against 0/1. */
+  brier: number;
+  bins: ReliabilityBin[];
+}
+
+/**
+ * Reliability of probabilities `p` against binary truths over `nBins` equal-width bins (the last one takes
+ * 1.0): the figures of training/paramine_train/label_calibration.py, so a model card's ECE can be checked here.
+ */
+export function reliability(p: readonly number[], truth: readonly boolean[], nBins = 10): Reliability {
+  const sums = Array.from({ length: nBins }, () => ({ n: 0, p: 0, pos: 0 }));
+  let brier = 0;
+  p.forEach((x, i) => {
+    const bin = sums[Math.min(Math.floor(x * nBins), nBins - 1)] as { n: number; p: number; pos: number };
+    const y = truth[i] ? 1 : 0;
+    bin.n++;
+    bin.p += x;
+    bin.pos += y;
+    brier += (x - y) ** 2;
+  });
+  const bins = sums.flatMap((b, k) =>
+    b.n === 0
+      ? []
+      : [{ lo: k / nBins, hi: (k + 1) / nBins, n: b.n, meanP: b.p / b.n, observed: b.pos / b.n }],
+  );
+  const n = Math.max(1, p.length);
+  const ece = bins.reduce((e, b) => e + (b.n / n) * Math.abs(b.meanP - b.observed), 0);
+  return { ece, brier: brier / n, bins };
 }

@@ -1,6 +1,15 @@
 /** Pair annotations from the web page: the label schemes, the LMDB store, the pair-file export. */
 
-export { composePlatt, crossFitted, fitPlatt, recalibrated, rescaleRanking } from './calibrate.js';
+export {
+  composePlatt,
+  crossFitted,
+  fitPlatt,
+  type Reliability,
+  type ReliabilityBin,
+  recalibrated,
+  reliability,
+  rescaleRanking,
+} from './calibrate.js';
 export { EXPORT_FORMATS, EXPORT_MEDIA_TYPE, type ExportFormat, exportLines } from './export.js';
 export {
   type AnnotationReport,

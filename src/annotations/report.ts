@@ -208,16 +208,28 @@ export interface Scored {
   gold: boolean;
 }
 
+/** The report's table of cuts. */
 const MODEL_CUTS = grid(0.05, 0.95, 0.05);
+/**
+ * The cuts a best cut is chosen from: the training kit's grid and rule (choose_threshold in
+ * training/paramine_train/reranker_export.py; test/fixtures/calibration-golden.json holds both to it).
+ */
+const CHOICE_CUTS = grid(0.05, 0.95, 0.01);
 
 /** The judged pairs that carry the model's P(paraphrase) as the page showed it, with the majority's verdict. */
 export function modelScores(annotations: Iterable<Annotation>): Scored[] {
   return scoredBy(judge(annotations).judged, modelProbability);
 }
 
-/** The cut on P(paraphrase) with the best F1 on these pairs (the report's grid), if any pair is selected. */
+/**
+ * The cut on P(paraphrase) with the best F1 on these pairs (F1 rounded to 4 places; ties go to the higher cut,
+ * fewer false positives), if any pair is selected.
+ */
 export function bestModelCut(scored: Scored[]): CutStats | undefined {
-  return bestOf(sweep(scored, MODEL_CUTS));
+  return sweep(scored, CHOICE_CUTS).reduce<CutStats | undefined>(
+    (b, r) => (r.selected > 0 && (!b || r.f1 >= b.f1) ? r : b),
+    undefined,
+  );
 }
 
 /** The report over every annotation given (one record per annotator and pair, as the store keeps them). */
@@ -235,7 +247,7 @@ export function annotationReport(annotations: Iterable<Annotation>): AnnotationR
     withCosine: byCosine.length,
     model,
     cosine,
-    best: { model: bestOf(model), cosine: bestOf(cosine) },
+    best: { model: bestModelCut(byModel), cosine: bestOf(cosine) },
     agreement: agreement(groups),
   };
 }

@@ -1,17 +1,17 @@
 /** Classification benchmark (Kanerva et al., Tables 4/5; Dou et al., Table 2): the cross-encoder on labeled pairs. */
-import { readFileSync } from 'node:fs';
 import { Option } from 'commander';
 import { z } from 'zod';
-import { heldoutLines, pairsAtLines, readPairs } from '../corpus/index.js';
+import { reliability } from '../annotations/index.js';
+import { heldoutLines, type LabeledPair, pairsAtLines, readPairs } from '../corpus/index.js';
+import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { LABEL_MODES, type LabelMode } from '../models/ports.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { openLabeler } from '../rerank/index.js';
 import { DEFAULT_RERANKER } from '../service/index.js';
 import { detectScheme, positiveProbability } from '../text/labels.js';
-import { parseInput } from '../validate.js';
 import { defineBenchmark, list } from './harness.js';
-import { classificationMetrics, reliability } from './metrics.js';
+import { classificationMetrics } from './metrics.js';
 import { classificationMarkdown } from './report.js';
 
 export interface ClassifyOptions {
@@ -22,6 +22,8 @@ export interface ClassifyOptions {
   lines?: ReadonlySet<number> | undefined;
   /** Who labels (default `fast`: the model alone, as before the cascade). */
   mode?: LabelMode | undefined;
+  /** Write every pair's scores here (JSON lines), for error analysis and parity checks. */
+  scores?: string | undefined;
 }
 
 export async function classifyBenchmark(o: ClassifyOptions) {
@@ -52,6 +54,7 @@ export async function classifyBenchmark(o: ClassifyOptions) {
     const seconds = (performance.now() - t0) / 1000;
     const byModel: Record<string, number> = {};
     for (const s of scores) if (s.model) byModel[s.model] = (byModel[s.model] ?? 0) + 1;
+    if (o.scores) await writeScores(o.scores, pairs, scores);
     const collapsed = collapseToBinary(labels as string[], cross.labels, o.positive);
     const gold = collapsed?.gold ?? (labels as string[]);
     const scheme = detectScheme(
@@ -92,6 +95,26 @@ export async function classifyBenchmark(o: ClassifyOptions) {
   } finally {
     await close();
   }
+}
+
+/** One JSON line a pair, in the file's order: the texts, the gold label and what the labeler answered. */
+async function writeScores(
+  file: string,
+  pairs: readonly LabeledPair[],
+  scores: ReadonlyArray<{ label: string; probabilities: Record<string, number>; model?: string | undefined }>,
+) {
+  const lines = pairs.map((p, i) => {
+    const s = scores[i] as (typeof scores)[number];
+    return JSON.stringify({
+      s1: p.s1,
+      s2: p.s2,
+      gold: p.label,
+      label: s.label,
+      probabilities: s.probabilities,
+      model: s.model,
+    });
+  });
+  await writeFileAtomic(file, lines.length ? `${lines.join('\n')}\n` : '');
 }
 
 /**
@@ -146,9 +169,11 @@ export const classify = defineBenchmark({
         new Option('--labels-mode <mode>', 'who labels: fast (the model alone), balanced, best').choices(
           LABEL_MODES,
         ),
-      ),
+      )
+      .option('--scores <file>', "every pair's label and probabilities, one JSON line a pair"),
   schema: z.object({
     pairs: z.string(),
+    scores: z.string().min(1).optional(),
     reranker: z.string(),
     labelsMode: z.enum(LABEL_MODES).optional(),
     positive: z.array(z.string()).optional(),

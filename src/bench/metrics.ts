@@ -14,6 +14,7 @@
  * the scheme's isPositive. A ratio whose denominator is 0 is 0 (sklearn's zero_division=0): precision of a
  * label never predicted, recall of a label never in gold, F1 when P + R = 0, any share over n = 0.
  */
+import type { Reliability } from '../annotations/index.js';
 import { type LabelScheme, TURKU_GROUPS } from '../text/labels.js';
 
 // ---------------------------------------------------------------------------------------------- retrieval
@@ -204,48 +205,6 @@ export interface ClassificationResult extends MultiClassStats {
   turku?: TurkuStats;
   /** How well the reported P(paraphrase) matches the share of paraphrases (binary gold only). */
   calibration?: Reliability;
-}
-
-/** One bin of a reliability diagram: pairs whose P falls in [lo, hi). */
-export interface ReliabilityBin {
-  lo: number;
-  hi: number;
-  n: number;
-  meanP: number;
-  observed: number;
-}
-
-export interface Reliability {
-  /** Expected calibration error: the pair-weighted mean |mean P - observed share| over the bins. */
-  ece: number;
-  /** Mean squared error of P against 0/1. */
-  brier: number;
-  bins: ReliabilityBin[];
-}
-
-/**
- * Reliability of probabilities `p` against binary truths over `nBins` equal-width bins (the last one takes
- * 1.0): the figures of scripts/paramine_train/label_calibration.py, so a model card's ECE can be checked here.
- */
-export function reliability(p: readonly number[], truth: readonly boolean[], nBins = 10): Reliability {
-  const sums = Array.from({ length: nBins }, () => ({ n: 0, p: 0, pos: 0 }));
-  let brier = 0;
-  p.forEach((x, i) => {
-    const bin = sums[Math.min(Math.floor(x * nBins), nBins - 1)] as { n: number; p: number; pos: number };
-    const y = truth[i] ? 1 : 0;
-    bin.n++;
-    bin.p += x;
-    bin.pos += y;
-    brier += (x - y) ** 2;
-  });
-  const bins = sums.flatMap((b, k) =>
-    b.n === 0
-      ? []
-      : [{ lo: k / nBins, hi: (k + 1) / nBins, n: b.n, meanP: b.p / b.n, observed: b.pos / b.n }],
-  );
-  const n = Math.max(1, p.length);
-  const ece = bins.reduce((e, b) => e + (b.n / n) * Math.abs(b.meanP - b.observed), 0);
-  return { ece, brier: brier / n, bins };
 }
 
 const ratio = (a: number, b: number) => (b === 0 ? 0 : a / b);

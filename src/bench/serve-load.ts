@@ -3,7 +3,6 @@
  * from it, autocannon load on POST /v1/search, and the Markdown of the cells measured.
  */
 import { z } from 'zod';
-import type { ServeOptions, ServeResult } from './serve-bench.js';
 
 export type Mode = 'ann' | 'rerank';
 
@@ -39,7 +38,10 @@ const searchAnswer = z.object({
   results: z.array(z.object({ candidates: z.array(z.object({ label: z.string().optional() })) })),
 });
 
-type Query = Pick<ServeOptions, 'k' | 'candidates'>;
+interface Query {
+  k: number;
+  candidates: number;
+}
 
 function body(text: string, mode: Mode, o: Query): string {
   return JSON.stringify(
@@ -158,7 +160,16 @@ export async function drive(
   };
 }
 
-export function serveMarkdown(r: ServeResult): string {
+/** What the Markdown reads of a serve run (serve-bench.ts's result has it). */
+export interface ServeReport {
+  cells: Cell[];
+  index: { sentences: number; factory: string; shards: number; model: string };
+  queries: number;
+  durationS: number;
+  machine: { cpus: number; cpuModel: string; loadavgBefore: number[]; loadavgAfter: number[] };
+}
+
+export function serveMarkdown(r: ServeReport): string {
   const fmt = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
   const lines = [
     '| search | batching | concurrency | req/s | p50 ms | p90 ms | p99 ms | requests | non-2xx / errors |',

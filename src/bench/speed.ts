@@ -1,8 +1,9 @@
 /**
- * `paramine bench speed`: the speed benchmarks (encoder, FAISS index, offline build, HTTP service,
- * mining) run one after another, each as its own `paramine bench PART` child process with its own
- * reference run, gathered into one Markdown report and one JSON file from the JSON and Markdown each
- * child writes. Run it on an idle machine: the benchmarks time against each other.
+ * `paramine bench speed`: the speed benchmarks a user runs on their own machine (offline build, HTTP
+ * service) one after another, each as its own child process with its own reference run, gathered into one
+ * Markdown report and one JSON file from the JSON and Markdown each child writes. The laboratory's `speed`
+ * adds the parts measured against Python references (encoder, FAISS, mining) through the same runner. Run it
+ * on an idle machine: the benchmarks time against each other.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,39 +13,33 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { defineBenchmark, type Log, list } from './harness.js';
 
-export const SPEED_PARTS = ['encode', 'index', 'indexer', 'serve', 'mine'] as const;
-export type SpeedPart = (typeof SPEED_PARTS)[number];
-
-interface PartSpec {
+export interface PartSpec {
   title: string;
+  /** The command as a user types it, for the report. */
+  shown: string;
+  /** The node script and the words before the options: `[cli.js, 'bench', 'serve']`. */
+  command: string[];
   /** Options for a full run and for --quick. */
   args(quick: boolean): string[];
 }
 
-const PARTS: Record<SpeedPart, PartSpec> = {
-  encode: {
-    title: 'Encoder and cross-encoder (sentences/s vs sentence-transformers)',
-    args: (quick) => (quick ? ['--n', '256', '--batches', '32'] : []),
-  },
-  index: {
-    title: 'FAISS binding vs Python FAISS (build, QPS, latency, recall)',
-    args: (quick) => (quick ? ['--n', '20000'] : []),
-  },
+const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
+
+/** The parts a user runs on their own machine: each measured beside a reference run in the same process. */
+export const PRODUCT_PARTS: Record<string, PartSpec> = {
   indexer: {
     title: 'Offline build vs encoder alone',
+    shown: 'paramine bench indexer',
+    command: [CLI, 'bench', 'indexer'],
     args: (quick) => ['--n', quick ? '5000' : '100000'],
   },
   serve: {
     title: 'HTTP service latency and throughput',
+    shown: 'paramine bench serve',
+    command: [CLI, 'bench', 'serve'],
     args: (quick) => (quick ? ['--duration', '3', '--concurrency', '1,16'] : []),
   },
-  mine: {
-    title: 'Mining vs sentence-transformers paraphrase_mining; search latency during a job',
-    args: (quick) => ['--n', quick ? '5000' : '100000'],
-  },
 };
-
-const CLI = fileURLToPath(new URL('../cli.js', import.meta.url));
 
 interface PartRun {
   markdown: string[];
@@ -52,29 +47,19 @@ interface PartRun {
   failed: boolean;
 }
 
-/** One part as `paramine bench PART --json FILE --md FILE`; its figures come from those files. */
-function runPart(part: SpeedPart, out: string, quick: boolean, log: Log): PartRun {
-  const spec = PARTS[part];
+/** One part as `COMMAND --json FILE --md FILE`; its figures come from those files. */
+function runPart(part: string, spec: PartSpec, out: string, quick: boolean, log: Log): PartRun {
   const json = join(out, `${part}.json`);
   const md = join(out, `${part}.md`);
   log(`${part} …`);
   const started = performance.now();
-  const r = spawnSync(
-    process.execPath,
-    [CLI, 'bench', part, ...spec.args(quick), '--json', json, '--md', md],
-    {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      maxBuffer: 64 << 20,
-    },
-  );
+  const r = spawnSync(process.execPath, [...spec.command, ...spec.args(quick), '--json', json, '--md', md], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 << 20,
+  });
   const secs = ((performance.now() - started) / 1000).toFixed(0);
-  const head = [
-    `## ${spec.title}`,
-    '',
-    `\`paramine bench ${part} ${spec.args(quick).join(' ')}\` (${secs} s)`,
-    '',
-  ];
+  const head = [`## ${spec.title}`, '', `\`${[spec.shown, ...spec.args(quick)].join(' ')}\` (${secs} s)`, ''];
   if (r.status !== 0 || !existsSync(json) || !existsSync(md)) {
     const tail = (r.stdout ?? '').slice(-2000);
     return {
@@ -96,11 +81,11 @@ function runPart(part: SpeedPart, out: string, quick: boolean, log: Log): PartRu
 
 export interface SpeedOptions {
   out: string;
-  only: readonly SpeedPart[];
+  only: readonly string[];
   quick: boolean;
 }
 
-export function runSpeed(o: SpeedOptions, log: Log) {
+export function runSpeed(parts: Record<string, PartSpec>, o: SpeedOptions, log: Log) {
   mkdirSync(o.out, { recursive: true });
   const cpu = cpus()[0]?.model ?? 'CPU';
   const report: string[] = [
@@ -111,9 +96,9 @@ export function runSpeed(o: SpeedOptions, log: Log) {
     '',
   ];
   const results: Record<string, unknown> = {};
-  const failed: SpeedPart[] = [];
+  const failed: string[] = [];
   for (const part of o.only) {
-    const run = runPart(part, o.out, o.quick, log);
+    const run = runPart(part, parts[part] as PartSpec, o.out, o.quick, log);
     report.push(...run.markdown);
     if (run.failed) failed.push(part);
     else results[part] = run.result;
@@ -125,29 +110,35 @@ export function runSpeed(o: SpeedOptions, log: Log) {
   return { result, markdown };
 }
 
-export const speed = defineBenchmark({
-  name: 'speed',
-  description: 'encoder, index, build, HTTP and mining speed benchmarks, gathered into one report',
-  options: (cmd) =>
-    cmd
-      .option(
-        '--out <dir>',
-        'where the report (speed.md, speed.json) and each part’s JSON go',
-        'bench-results',
-      )
-      .option('--only <parts>', `some of ${SPEED_PARTS.join(',')}`, list)
-      .option('--quick', 'small sizes: a smoke run, not numbers to publish', false),
-  schema: z.object({
-    out: z.string().min(1),
-    only: z
-      .array(z.enum(SPEED_PARTS))
-      .min(1)
-      .default([...SPEED_PARTS]),
-    quick: z.boolean().default(false),
-  }),
-  async run(o, log) {
-    const out = runSpeed(o, log);
-    if (out.result.failed.length > 0) process.exitCode = 1;
-    return out;
-  },
-});
+/** The speed benchmark over these parts (the product's, or the laboratory's superset). */
+export function speedBenchmark(parts: Record<string, PartSpec>, description: string) {
+  const names = Object.keys(parts) as [string, ...string[]];
+  return defineBenchmark({
+    name: 'speed',
+    description,
+    options: (cmd) =>
+      cmd
+        .option(
+          '--out <dir>',
+          'where the report (speed.md, speed.json) and each part’s JSON go',
+          'bench-results',
+        )
+        .option('--only <parts>', `some of ${names.join(',')}`, list)
+        .option('--quick', 'small sizes: a smoke run, not numbers to publish', false),
+    schema: z.object({
+      out: z.string().min(1),
+      only: z.array(z.enum(names)).min(1).default(names),
+      quick: z.boolean().default(false),
+    }),
+    async run(o, log) {
+      const out = runSpeed(parts, o, log);
+      if (out.result.failed.length > 0) process.exitCode = 1;
+      return out;
+    },
+  });
+}
+
+export const speed = speedBenchmark(
+  PRODUCT_PARTS,
+  'offline build and HTTP speed benchmarks, each beside its reference, gathered into one report',
+);

@@ -19,10 +19,10 @@ import {
   fitPlatt,
   modelScores,
   recalibrated,
+  reliability,
   rescaleRanking,
   type Scored,
 } from '../annotations/index.js';
-import { reliability } from '../bench/metrics.js';
 import { addFlags, cli } from '../config.js';
 import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';

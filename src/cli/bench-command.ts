@@ -1,14 +1,14 @@
 /**
  * `paramine bench retrieval|classify|speed`: the benchmarks users run on their own index and models, through
- * the one harness (see harness.ts and BENCHMARKS.md). Our experiments (scale against Python FAISS, tune
- * against autofaiss, kill loop, soak, scopes, domains, ...) are the laboratory's: bench/ at the top level, `npm run lab`. Only the
+ * the one harness (see harness.ts and BENCHMARKS.md). Our experiments (the model and encoder tables, speed
+ * against sentence-transformers and Python FAISS, tune against autofaiss, kill loop, soak, scopes, domains,
+ * ...) are the laboratory's: bench/ at the top level, `npm run lab`. Only the
  * benchmark the command line names is loaded (all of them for help), so what a benchmark measures of its
  * own process (memory above all) is not inflated by the others' modules.
  */
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import { type Benchmark, registerBenchmark } from '../bench/harness.js';
-import { registerDistractors } from '../bench/make-distractors.js';
 
 type Registrar = (bench: Command) => void;
 
@@ -23,16 +23,10 @@ const lazy =
 const BENCHMARKS: Record<string, () => Promise<Registrar>> = {
   retrieval: lazy(async () => (await import('../bench/retrieval.js')).retrieval),
   classify: lazy(async () => (await import('../bench/classify.js')).classify),
-  models: lazy(async () => (await import('../bench/models-table.js')).models),
-  encoders: lazy(async () => (await import('../bench/encoders-table.js')).encoders),
   speed: lazy(async () => (await import('../bench/speed.js')).speed),
-  // the parts of `bench speed`, each beside its reference
-  encode: lazy(async () => (await import('../bench/encode-bench.js')).encode),
-  index: lazy(async () => (await import('../bench/index-bench.js')).index),
+  // the parts of `bench speed`, each beside its reference (the lab's `speed` adds encode, index, mine)
   indexer: lazy(async () => (await import('../bench/indexer-bench.js')).indexer),
   serve: lazy(async () => (await import('../bench/serve-bench.js')).serve),
-  mine: lazy(async () => (await import('../bench/mine-bench.js')).mine),
-  distractors: async () => registerDistractors,
 };
 
 const [, , command, name] = process.argv;

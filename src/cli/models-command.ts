@@ -46,7 +46,7 @@ export function register(program: Command): void {
         .map((c) => c.name)
         .join(
           ', ',
-        )}). Known: ${knownNames()}. ${CONVERTED.map((c) => c.name).join(', ')} are converted by scripts/convert_models.py (Python; see docs/training.md)`,
+        )}). Known: ${knownNames()}. ${CONVERTED.map((c) => c.name).join(', ')} are converted by paramine-train convert (Python; see docs/training.md)`,
     )
     .argument('[names...]', 'catalog model names')
     .option('--all', 'every catalog model packaged as ONNX (the converted ones are fetched only by name)')
@@ -55,7 +55,7 @@ export function register(program: Command): void {
     .option('--offline', 'pass -o to mvn: use only the local Maven repository')
     .option(
       '--python <exe>',
-      'python with scripts/requirements.txt (conversion; default $PARAMINE_PYTHON, .venv)',
+      'python with training/pyproject.toml (conversion; default $PARAMINE_PYTHON, .venv)',
     )
     .option('--tf-python <exe>', 'python with tensorflow-cpu (BERT; default $PARAMINE_TF_PYTHON, .venv-tf)')
     .action(async (names: string[], o: FetchFlags) => {

@@ -1,6 +1,6 @@
 /**
  * `paramine pairs dump FILE...`: every pair of one or more labeled pair files as normalized JSON lines, so the
- * training scripts (scripts/paramine_train) read pairs through this one reader and label scheme instead of a
+ * training scripts (training/paramine_train) read pairs through this one reader and label scheme instead of a
  * second implementation of the formats. One line per pair:
  *   {"s1", "s2", "label": str | null, "positive": bool | null, "scheme", "source": FILE, "where": "FILE:LINE"}
  * `positive` is the file's label scheme's verdict (null = the scheme cannot say); texts and labels are kept as the

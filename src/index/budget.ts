@@ -1,7 +1,7 @@
 /** RAM budgets (`--max-ram`) on index plans: the arithmetic the manifest records, and the refusal. */
 import { ParamineError } from '../errors.js';
 import { formatBytes } from './cost.js';
-import type { IndexPlan } from './factory.js';
+import type { IndexPlan } from './plan.js';
 
 /** The plan with the budget's arithmetic among its reasons (it goes into the manifest's build plan). */
 export function withBudget(plan: IndexPlan, n: number, budget: number, skipped: string[]): IndexPlan {

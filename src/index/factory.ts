@@ -19,7 +19,8 @@
  */
 import { ParamineError } from '../errors.js';
 import { withBudget } from './budget.js';
-import { formatBytes, type IndexCost, type IndexShape, indexCost, type RefineKind } from './cost.js';
+import { formatBytes, type IndexShape, indexCost, type RefineKind } from './cost.js';
+import type { IndexPlan, SearchDefaults } from './plan.js';
 
 export type { RefineKind } from './cost.js';
 
@@ -46,29 +47,7 @@ export interface FactoryOptions {
   maxRamBytes?: number;
 }
 
-export interface SearchDefaults {
-  nprobe: number;
-  kFactor: number;
-  /** HNSW coarse quantizer only. */
-  efSearch?: number;
-  /** 'vectors': re-score k * kFactor candidates from vectors.f16 (exact cosine). */
-  refine?: 'vectors';
-}
-
-export interface IndexPlan extends IndexShape {
-  factory: string;
-  /** Vectors to train on (0: no training needed). */
-  trainSize: number;
-  /** k-means of the coarse quantizer: one run, or two levels (sqrt(nlist) groups, then each group). */
-  training: 'none' | 'kmeans' | 'two-level';
-  search: SearchDefaults;
-  cost: IndexCost;
-  /** Why, one clause per decision. */
-  reasons: string[];
-  /** The RAM budget it was chosen under (`--max-ram`) and its expected RAM. */
-  budget?: { maxRamBytes: number; ram: number };
-  reason: string;
-}
+export type { IndexPlan, SearchDefaults } from './plan.js';
 
 /** Kept for callers of the earlier name. */
 export type FactoryPlan = IndexPlan;

@@ -15,7 +15,7 @@
 import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { type FaissIndex, readIndex } from '../native/index.js';
-import type { IndexPlan } from './factory.js';
+import type { IndexPlan } from './plan.js';
 import { type VectorSource, withoutIds } from './source.js';
 import { trainIndex } from './train.js';
 

@@ -21,7 +21,7 @@ import {
   type Metric,
   setNumThreads,
 } from '../native/index.js';
-import type { IndexPlan } from './factory.js';
+import type { IndexPlan } from './plan.js';
 import { spread, type VectorSource } from './source.js';
 
 export type TrainStage = 'input' | 'assign' | 'level1' | 'groups' | 'quantizer' | 'codes' | 'faiss';

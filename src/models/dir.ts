@@ -24,13 +24,13 @@ export const ConfigSchema = z.looseObject({
       label_scheme: z.enum(['binary', 'turku']).optional(),
       positive_labels: z.array(z.string().min(1)).min(1).optional(),
       /**
-       * The label cut on P(paraphrase) chosen on validation data for F1 (train_reranker.py's export stage, or
+       * The label cut on P(paraphrase) chosen on validation data for F1 (paramine-train reranker's export stage, or
        * `paramine annotations threshold` from an index's annotations); absent: the arg-max label (0.5 for binary).
        */
       threshold: z.number().gt(0).lt(1).optional(),
       /**
        * Platt scaling of a binary model's P(paraphrase): the service reports sigmoid(a * z + b) of the model's
-       * logit z (scripts/paramine_train/label_calibration.py), and `threshold` is on that scale. a > 0 keeps
+       * logit z (training/paramine_train/label_calibration.py), and `threshold` is on that scale. a > 0 keeps
        * the order of candidates.
        */
       label_calibration: z
@@ -61,7 +61,7 @@ export const ConfigSchema = z.looseObject({
         })
         .optional(),
       /**
-       * The rerank order's mix with the bi-encoder's cosine (scripts/paramine_train/calibrate.py), on the logit
+       * The rerank order's mix with the bi-encoder's cosine (training/paramine_train/calibrate.py), on the logit
        * of the reported (label-calibrated, where there is a label calibration) P(paraphrase).
        */
       calibration: z

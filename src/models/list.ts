@@ -44,7 +44,7 @@ async function dirSize(dir: string): Promise<number> {
 }
 
 /**
- * A sequence-classification config names its labels; a span model (scripts/train_span.py) is a
+ * A sequence-classification config names its labels; a span model (paramine-train span) is a
  * question-answering one; an SBERT encoder has neither (or HF's placeholder labels).
  */
 export function modelKind(md: ModelDir): 'encoder' | 'cross-encoder' | 'span' {

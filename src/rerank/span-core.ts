@@ -1,5 +1,5 @@
 /**
- * The span model proper (ParaSCI's sub-sentence method, scripts/train_span.py): extractive QA where the
+ * The span model proper (ParaSCI's sub-sentence method, paramine-train span): extractive QA where the
  * question is a short sentence and the text a longer one; the graph gives start and end logits per token,
  * and the span is the best (start, end) over the text's tokens, or none when [CLS]'s score (start + end
  * logit at position 0) is higher. Spans are returned as character offsets in the text: the text is split

@@ -1,5 +1,5 @@
 /**
- * `bench encoders` with the real encoder: a set's figures equal `bench retrieval --exact` over the same
+ * `npm run lab -- encoders` with the real encoder: a set's figures equal `bench retrieval --exact` over the same
  * sentences (the one index per encoder is the retrieval benchmark's corpus), and several sets share that
  * index, each ranked over all of it.
  */
@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { encoders } from '../../src/bench/encoders-table.js';
+// The laboratory's table (it drives the built product: run after `npm run build:ts`, as CI's set-up does).
+import { encoders } from '../../bench/src/encoders-table.js';
 import { retrievalBenchmark } from '../../src/bench/retrieval.js';
 import { buildPairIndex } from '../../src/bench/retrieval-index.js';
 import { readPairs } from '../../src/corpus/index.js';

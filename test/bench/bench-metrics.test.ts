@@ -1,4 +1,5 @@
 import t from 'tap';
+import { reliability } from '../../src/annotations/index.js';
 import {
   classificationMetrics,
   detection,
@@ -6,7 +7,6 @@ import {
   multiClass,
   rankOf,
   rankOfAny,
-  reliability,
   retrievalMetrics,
 } from '../../src/bench/metrics.js';
 import { detectScheme } from '../../src/text/labels.js';

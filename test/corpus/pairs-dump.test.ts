@@ -1,5 +1,5 @@
 /**
- * `paramine pairs dump`: the JSON lines the training scripts (scripts/paramine_train/pairs.py) read instead of
+ * `paramine pairs dump`: the JSON lines the training scripts (training/paramine_train/pairs.py) read instead of
  * parsing pair files themselves. Runs the real CLI (dist/cli.js, built by `npm run build:ts`) on small files.
  */
 import { execFileSync, spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * The committed fine-tuned encoder (models/paramine-minilm-paraphrase-ft-q, from scripts/train_sbert.py) is
+ * The committed fine-tuned encoder (models/paramine-minilm-paraphrase-ft-q, from paramine-train sbert) is
  * the graph its card describes and is better than its base at what it was trained for: finding a
  * sentence's paraphrase among other ParaSCI-ACL validation sentences (pairs never trained on).
  */

@@ -1,7 +1,7 @@
 /**
- * all-mpnet-base-v2 as `paramine models fetch mpnet` installs it (scripts/convert_models.py's ONNX export):
+ * all-mpnet-base-v2 as `paramine models fetch mpnet` installs it (paramine-train convert's ONNX export):
  * our Encoder's vectors against sentence-transformers' own for the same sentences
- * (test/fixtures/mpnet-reference.json, from `convert_models.py mpnet-fixture`): cosine >= 0.999 each, 768-d,
+ * (test/fixtures/mpnet-reference.json, from `paramine-train convert mpnet-fixture`): cosine >= 0.999 each, 768-d,
  * mean pooling read from the model's 1_Pooling/config.json, and the install record verifies. Skipped, with
  * the command to run, when the model is not fetched (it is opt-in: 0.9 GB).
  */

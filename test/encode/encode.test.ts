@@ -19,7 +19,7 @@ import { readModelDir } from '../../src/models/dir.js';
 import { TextTokenizer } from '../../src/models/runtime.js';
 
 // Fetched by scripts/setup (npm test runs it first); the parity vectors come from sentence-transformers via
-// scripts/reference_embeddings.py.
+// bench/python/reference_embeddings.py.
 const MODEL = 'models/all-minilm-l6-v2';
 const MODEL_Q = 'models/all-minilm-l6-v2-q';
 

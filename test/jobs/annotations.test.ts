@@ -179,30 +179,33 @@ t.test('exports read back by the pair readers (TypeScript and Python)', async (t
   t.same(Object.keys(line).slice(0, 3), ['s1', 's2', 'label'], 'pair keys first');
   t.match(line, { s2_id: 7, annotator: 'ana', scheme: 'turku', cosine: 0.91, source: { kind: 'search' } });
 
-  // scripts/train_sbert.py's own pair reader, where this checkout's script still has one (a script that
-  // reads its pairs through `paramine pairs dump` uses src/corpus/pairs.ts, checked above).
-  const probe = spawnSync('python3', [
-    '-c',
-    "import sys; sys.path.insert(0, 'scripts'); from train_sbert import read_pair_file",
-  ]);
-  const skip = probe.error
-    ? 'no python3 here'
-    : probe.status !== 0
-      ? 'scripts/train_sbert.py has no read_pair_file'
-      : false;
-  await t.test('scripts/train_sbert.py reads them too', { skip }, async (t) => {
-    const script = [
-      'import json, sys',
-      "sys.path.insert(0, 'scripts')",
-      'from train_sbert import read_pair_file',
-      'print(json.dumps([[r[0], r[1], r[2]] for f in sys.argv[1:] for r in read_pair_file(f)]))',
-    ].join('\n');
-    const r = spawnSync('python3', ['-c', script, files.jsonl, files.tsv], { encoding: 'utf8' });
-    t.equal(r.status, 0, r.stderr);
-    t.same(
-      JSON.parse(r.stdout),
-      [[A, B, '4>is'], [A, tricky, '2'], ...expected],
-      'train_sbert.py --pairs reads both',
-    );
-  });
+  // The training kit reads them too (paramine-train sbert --pairs, reranker --pairs): its reader, with the
+  // label scheme's positive flag, in the venv scripts/setup makes (skipped only where there is none).
+  const python = [process.env.PARAMINE_PYTHON, '.venv/bin/python'].find(
+    (p) => p !== undefined && spawnSync(p, ['-c', 'import paramine_train.pairs']).status === 0,
+  );
+  await t.test(
+    'the training kit reads them too',
+    { skip: python ? false : 'no Python with the training kit (pip install -e training)' },
+    async (t) => {
+      const script = [
+        'import json, sys',
+        'from paramine_train.pairs import read_pairs',
+        'print(json.dumps([[p.s1, p.s2, p.meta["label"], p.label] for f in sys.argv[1:] for p in read_pairs(f, "x")]))',
+      ].join('\n');
+      const r = spawnSync(python as string, ['-c', script, files.jsonl, files.tsv], { encoding: 'utf8' });
+      t.equal(r.status, 0, r.stderr);
+      const rows = JSON.parse(r.stdout) as Array<[string, string, string, number]>;
+      t.same(
+        rows.map((x) => x.slice(0, 3)),
+        [[A, B, '4>is'], [A, tricky, '2'], ...expected],
+        'the same texts and labels from both files',
+      );
+      t.same(
+        rows.map((x) => x[3]),
+        [1, 0, 1, 0],
+        'positive by the Turku scheme (base 3 or 4)',
+      );
+    },
+  );
 });

@@ -273,7 +273,7 @@ t.test('scripts/setup left the default models verified: `models fetch` is a quie
   const def = rows.find((r) => r.name === DEFAULT_ENCODER);
   t.equal(def?.kind, 'encoder', 'the default encoder is listed');
   t.equal(def?.dim, 384);
-  // The training scripts read the defaults from here (scripts/paramine_train/common.py).
+  // The training scripts read the defaults from here (training/paramine_train/common.py).
   t.same(
     rows.filter((r) => r.default !== undefined).map((r) => [r.name, r.default]),
     [

@@ -1,6 +1,6 @@
 /**
  * A binary cross-encoder's label calibration (config.json's `paramine.label_calibration`, Platt scaling written by
- * scripts/train_reranker.py --stage label-calibrate): the reported P(paraphrase) is sigmoid(a * logit + b) of the
+ * paramine-train reranker --stage label-calibrate): the reported P(paraphrase) is sigmoid(a * logit + b) of the
  * model's own logit, the label cut is on that scale, and a model with other labels refuses one.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -7,10 +7,10 @@ import { readModelDir } from '../../src/models/dir.js';
 import { TextTokenizer } from '../../src/models/runtime.js';
 import { CrossEncoder, canonicalPair, softmax } from '../../src/rerank/index.js';
 
-// A tiny, untrained classifier with the Turku labels, built by scripts/make_tiny_classifier.py (which also
+// A tiny, untrained classifier with the Turku labels, built by test/fixtures/make_tiny_classifier.py (which also
 // wrote what Hugging Face's tokenizer and Python onnxruntime give for a few pairs).
 const TINY = 'test/fixtures/tiny-turku';
-// The real paraphrase cross-encoder, trained by scripts/train_reranker.py.
+// The real paraphrase cross-encoder, trained by paramine-train reranker.
 const REAL = 'models/paramine-paraphrase-minilm';
 
 const Expected = z.object({
@@ -211,8 +211,7 @@ t.test(
   'the paraphrase cross-encoder ranks a paraphrase above an unrelated pair',
   {
     skip:
-      !realPresent &&
-      `${REAL} is not there yet (scripts/train_reranker.py makes it; required before release)`,
+      !realPresent && `${REAL} is not there yet (paramine-train reranker makes it; required before release)`,
   },
   async (t) => {
     const ce = await CrossEncoder.open(REAL);

@@ -1,7 +1,7 @@
 /**
  * The sub-sentence span model (rerank/span.ts): character offsets from the graph's start/end logits agree
  * with Python's decoding over Hugging Face's offsets (test/fixtures/tiny-span/expected.json, made by
- * scripts/make_tiny_span.py), in a worker and inline; bad graphs are refused; and a mining job with
+ * test/fixtures/make_tiny_span.py), in a worker and inline; bad graphs are refused; and a mining job with
  * `subSentence: {method: "span"}` keeps the spans the model points at, carrying their offsets. The trained
  * model (models/paramine-span-minilm-q) is exercised when it is there.
  */
@@ -25,7 +25,7 @@ interface Case {
 }
 /** Why the trained-model test is skipped: not built, or too weak to point at spans (its own val numbers). */
 function trainedSkip(): string | false {
-  if (!existsSync(join(TRAINED, 'metrics.json'))) return `${TRAINED} is not built (scripts/train_span.py)`;
+  if (!existsSync(join(TRAINED, 'metrics.json'))) return `${TRAINED} is not built (paramine-train span)`;
   const m = JSON.parse(readFileSync(join(TRAINED, 'metrics.json'), 'utf8')) as {
     export?: Record<string, { f1?: number }>;
   };

@@ -60,7 +60,7 @@ export function AnnotationsView({ config }) {
     }
     <${ModelReport} report=${report} />
     <h3>Export for training</h3>
-    <p class="muted">Pair files that <code>scripts/train_sbert.py --pairs</code>, <code>paramine bench</code> and the
+    <p class="muted">Pair files that <code>paramine-train sbert --pairs</code>, <code>paramine bench</code> and the
       other pair readers take: one label scheme a file.</p>
     <div class="exports">
       ${Object.keys(config.annotation.schemes).map(

@@ -74,7 +74,7 @@ export const annotationsPaths: ZodOpenApiPathsObject = {
       tags: ['annotations'],
       summary: 'Every annotation as a pair file for training (JSON lines or TSV), oldest first.',
       description: md(
-        '`jsonl`: one Annotation a line; `s1`, `s2` and `label` are what `scripts/train_sbert.py --pairs`,',
+        '`jsonl`: one Annotation a line; `s1`, `s2` and `label` are what `paramine-train sbert --pairs`,',
         '`paramine bench` and the other pair readers take, the other fields ride along. `tsv`: the header',
         '`s1<TAB>s2<TAB>label` and one pair a line (tabs and line breaks inside texts become spaces). The',
         'readers take one label scheme a file: export one `scheme` at a time.',
