@@ -86,9 +86,10 @@ async function run(o: z.output<typeof schema>): Promise<BenchOutput<Record<strin
       ['mean, differ version', 'mean', ['version']],
     ] as const) {
       const a0 = performance.now();
-      const pairs = await alignIndexDir(index, {
+      const { pairs } = await alignIndexDir(index, {
         method,
         partners: o.partners,
+        min: 0.1,
         max: 1.01,
         differ: [...differ],
       });

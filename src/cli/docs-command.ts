@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { addFlags, cli, flagValues } from '../config.js';
 import { writeFileAtomic } from '../durable.js';
 import { alignIndexDir, alignOptionsSchema } from '../jobs/align.js';
+import { bandText } from '../jobs/align-band.js';
 import { parseInput } from '../validate.js';
 
 const where = z.object({
@@ -15,6 +16,11 @@ const where = z.object({
     description: 'index built from documents (`paramine index --documents`)',
   }),
   out: z.string().min(1).register(cli, { flag: '--out <file>', description: 'document pairs as JSON lines' }),
+  report: z.string().min(1).optional().register(cli, {
+    flag: '--report <file>',
+    description:
+      'print the histogram of each document’s nearest partner score with the band it proposes, and write it (JSON)',
+  }),
 });
 
 export function register(program: Command): void {
@@ -28,13 +34,18 @@ export function register(program: Command): void {
     ),
     alignOptionsSchema,
   ).action(async () => {
-    const { index, out } = parseInput(where, flagValues(align, where), 'options');
+    const { index, out, report } = parseInput(where, flagValues(align, where), 'options');
     const options = flagValues(align, alignOptionsSchema);
     const started = performance.now();
-    const pairs = await alignIndexDir(index, options);
+    const { pairs, band } = await alignIndexDir(index, options);
     await writeFileAtomic(out, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
+    if (report) {
+      await writeFileAtomic(report, `${JSON.stringify(band, null, 1)}\n`);
+      process.stderr.write(`${bandText(band)}\n(written to ${report})\n`);
+    }
     process.stderr.write(
-      `${pairs.length} document pairs -> ${out} (${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
+      `${pairs.length} document pairs in [${band.min}, ${band.max}) (min: ${band.from.min}, max: ${band.from.max}) -> ${out} ` +
+        `(${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
     );
   });
 }

@@ -23,6 +23,7 @@ import {
   type SentenceStore,
 } from '../store/index.js';
 import { charNgramCounts } from '../text/index.js';
+import { type AlignBand, alignBand, DEFAULT_BAND } from './align-band.js';
 
 /** The options of `paramine docs align`, declared once with their flags (src/config.ts). */
 export const alignOptionsSchema = z.object({
@@ -30,14 +31,24 @@ export const alignOptionsSchema = z.object({
     flag: '--method <tfidf|mean>',
     description: 'document vectors: character n-gram TF-IDF (Turku) or the mean of the sentence embeddings',
   }),
-  min: z.number().min(-1).max(1).default(0.1).register(cli, {
-    flag: '--min <score>',
-    description: 'the band: pairs at least this similar (lower: misaligned)',
-  }),
-  max: z.number().min(-1).max(1.01).default(0.95).register(cli, {
-    flag: '--max <score>',
-    description: 'the band: pairs below this (higher: the same text reformatted)',
-  }),
+  min: z
+    .number()
+    .min(-1)
+    .max(1)
+    .optional()
+    .register(cli, {
+      flag: '--min <score>',
+      description: `the band: pairs at least this similar (lower: misaligned); default: the gap between the documents with a partner and those without (align-band.ts), else ${DEFAULT_BAND.min}`,
+    }),
+  max: z
+    .number()
+    .min(-1)
+    .max(1.01)
+    .optional()
+    .register(cli, {
+      flag: '--max <score>',
+      description: `the band: pairs below this (higher: the same text reformatted); default: the gap below a mode of near copies, else ${DEFAULT_BAND.max}`,
+    }),
   partners: z.number().int().min(1).max(100).default(3).register(cli, {
     flag: '--partners <m>',
     description: 'most partner documents per document',
@@ -220,13 +231,20 @@ function compatible(a: Doc, b: Doc, o: AlignOptions): boolean {
   return true;
 }
 
+export interface Alignment {
+  /** Best first. */
+  pairs: DocPair[];
+  /** The band used, where its edges came from, and the nearest partners' histogram it was chosen on. */
+  band: AlignBand;
+}
+
 /** Document pairs inside the band, at most `partners` per document, best first. */
-export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput): Promise<DocPair[]> {
+export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput): Promise<Alignment> {
   const o = alignOptionsSchema.parse(input);
-  if (o.min >= o.max)
+  if (o.min !== undefined && o.max !== undefined && o.min >= o.max)
     throw new ParamineError('BAD_INPUT', 'the band is empty: give min below max', { field: 'min' });
   const docs = documentsOf(parts, o.docKey);
-  if (docs.length < 2) return [];
+  if (docs.length < 2) return { pairs: [], band: alignBand([], o) };
   checkKeys(docs, o);
   if (o.method === 'mean' && parts.vectors === undefined) {
     throw new ParamineError(
@@ -251,35 +269,63 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
     // Room for the band and the scope to drop candidates before `partners` are found.
     const k = Math.min(docs.length, o.partners * 8 + 1);
     const found = await index.search(m, k);
-    const taken = new Map<number, number>();
-    const pairs = new Map<string, DocPair & { i: number; j: number }>();
+    // Every compatible neighbour, and each document's nearest one (the band is chosen on those).
+    const near: Array<DocPair & { i: number; j: number }> = [];
+    const nearest: number[] = [];
     for (let i = 0; i < docs.length; i++) {
+      let first = true;
       for (let r = 0; r < k; r++) {
         const j = Number(found.ids[i * k + r]);
         const score = found.distances[i * k + r] as number;
-        if (j < 0 || j === i || score < o.min || score >= o.max) continue;
+        if (j < 0 || j === i) continue;
         const [a, b] = [docs[i] as Doc, docs[j] as Doc];
         if (!compatible(a, b, o)) continue;
-        const key = i < j ? `${i}:${j}` : `${j}:${i}`;
-        if (!pairs.has(key)) pairs.set(key, { a: String(a.id), b: String(b.id), score, i, j });
+        if (first) nearest.push(score);
+        first = false;
+        near.push({ a: String(a.id), b: String(b.id), score, i, j });
       }
     }
-    // Best first; each document keeps at most `partners`.
-    const out: DocPair[] = [];
-    for (const p of [...pairs.values()].sort((x, y) => y.score - x.score)) {
-      if ((taken.get(p.i) ?? 0) >= o.partners || (taken.get(p.j) ?? 0) >= o.partners) continue;
-      taken.set(p.i, (taken.get(p.i) ?? 0) + 1);
-      taken.set(p.j, (taken.get(p.j) ?? 0) + 1);
-      out.push({ a: p.a, b: p.b, score: Math.round(p.score * 1e6) / 1e6 });
+    const band = alignBand(nearest, o);
+    if (band.min >= band.max) {
+      throw new ParamineError(
+        'BAD_INPUT',
+        `the band [${band.min}, ${band.max}) is empty: give min below max`,
+        {
+          field: o.min === undefined ? 'max' : 'min',
+        },
+      );
     }
-    return out;
+    return { pairs: inBand(near, band, o.partners), band };
   } finally {
     await index.close();
   }
 }
 
+/** The pairs inside [min, max), each once, best first, each document keeping at most `partners`. */
+function inBand(
+  near: Array<DocPair & { i: number; j: number }>,
+  band: AlignBand,
+  partners: number,
+): DocPair[] {
+  const pairs = new Map<string, DocPair & { i: number; j: number }>();
+  for (const p of near) {
+    if (p.score < band.min || p.score >= band.max) continue;
+    const key = p.i < p.j ? `${p.i}:${p.j}` : `${p.j}:${p.i}`;
+    if (!pairs.has(key)) pairs.set(key, p);
+  }
+  const taken = new Map<number, number>();
+  const out: DocPair[] = [];
+  for (const p of [...pairs.values()].sort((x, y) => y.score - x.score)) {
+    if ((taken.get(p.i) ?? 0) >= partners || (taken.get(p.j) ?? 0) >= partners) continue;
+    taken.set(p.i, (taken.get(p.i) ?? 0) + 1);
+    taken.set(p.j, (taken.get(p.j) ?? 0) + 1);
+    out.push({ a: p.a, b: p.b, score: Math.round(p.score * 1e6) / 1e6 });
+  }
+  return out;
+}
+
 /** alignDocuments over the index in `dir`, its store, group tables and kept vectors opened read-only for it. */
-export async function alignIndexDir(dir: string, input: AlignOptionsInput): Promise<DocPair[]> {
+export async function alignIndexDir(dir: string, input: AlignOptionsInput): Promise<Alignment> {
   const { store, groups, close } = openIndexSentences(dir, await readManifest(dir));
   const vectors = await VectorFile.open(dir);
   try {

@@ -157,7 +157,7 @@ async function docPartners(
 ): Promise<Map<string, string[]>> {
   if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
   const parts = { store: ctx.store, groups: groupsOf(ctx, ntotal), vectors: ctx.vectors };
-  return partnersOf(await alignDocuments(parts, { ...d.align, docKey: d.docKey }));
+  return partnersOf((await alignDocuments(parts, { ...d.align, docKey: d.docKey })).pairs);
 }
 
 /** The scope's searcher when the job has a withinGroup, window or document-pairs scope. */

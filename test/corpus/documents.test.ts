@@ -3,7 +3,7 @@
  * the three document formats (.txt blank-line separated, .jsonl, .srt), resuming by sentence, and a sentence's
  * context through a real index and the HTTP route.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -269,6 +269,24 @@ t.test('docs align pairs each document with its twin, inside the band', async (t
     'each document with its twin',
   );
   for (const p of pairs) t.ok(p.score >= 0.1 && p.score < 0.95, `score ${p.score} inside the band`);
+  // --report: the nearest partners' histogram and the band (four documents: too few for the data to propose one)
+  const report = join(dir, 'band.json');
+  const said = spawnSync(
+    process.execPath,
+    ['dist/cli.js', 'docs', 'align', '--index', out, '--out', join(dir, 'again.jsonl'), '--report', report],
+    { encoding: 'utf8' },
+  );
+  t.equal(said.status, 0, said.stderr);
+  t.match(said.stderr, /nearest compatible partner of each of 4 documents/);
+  t.match(said.stderr, /--min 0\.1 \(default\); the data proposes none/);
+  t.match(said.stderr, /in \[0\.1, 0\.95\) \(min: default, max: default\)/);
+  const band = JSON.parse(readFileSync(report, 'utf8'));
+  t.match(band, { min: 0.1, max: 0.95, from: { min: 'default', max: 'default' }, documents: 4 });
+  t.equal(
+    band.histogram.reduce((n: number, b: { n: number }) => n + b.n, 0),
+    4,
+    "every document's nearest partner in the histogram",
+  );
 
   // Mining within the document pairs: every pair joins partner documents, never one document with itself.
   const service = await openService({ index: out, model: 'test/fixtures/tiny-encoder', reranker: false });

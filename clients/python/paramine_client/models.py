@@ -211,8 +211,8 @@ class JobRequestDocPairsAlign(BaseModel):
         extra="allow",
     )
     method: JobRequestDocPairsAlignMethod | None = "tfidf"
-    min: confloat(ge=-1.0, le=1.0) | None = 0.1
-    max: confloat(ge=-1.0, le=1.01) | None = 0.95
+    min: confloat(ge=-1.0, le=1.0) | None = None
+    max: confloat(ge=-1.0, le=1.01) | None = None
     partners: conint(ge=1, le=100) | None = 3
     windowKey: constr(min_length=1) | None = None
     days: PositiveFloat | None = None

@@ -1,0 +1,95 @@
+/**
+ * The band of `docs align` from the data (src/jobs/align-band.ts): the gap between the documents that have a
+ * partner and those that have none, a mode of near copies, and the defaults where the scores show no gap.
+ */
+import t from 'tap';
+import { alignBand, bandText, DEFAULT_BAND, histogram, split } from '../../src/jobs/align-band.js';
+
+/** Seeded normal scores (Park–Miller, Box–Muller): a mode of `n` documents' nearest-partner scores. */
+function modes(seed: number) {
+  let s = seed;
+  const uniform = () => {
+    s = (s * 16807) % 2147483647;
+    return s / 2147483647;
+  };
+  return (n: number, mean: number, sd: number) =>
+    Array.from({ length: n }, () =>
+      Math.min(1, mean + sd * Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform())),
+    );
+}
+
+t.test('two modes: --min in the gap between the unpaired documents and the paired ones', async (t) => {
+  const mode = modes(7);
+  // as in a small news set: documents without a partner near 0.27, with one near 0.62
+  const lonely = mode(25, 0.27, 0.04);
+  const paired = mode(15, 0.62, 0.07);
+  const band = alignBand([...lonely, ...paired], {});
+  t.equal(band.from.min, 'data');
+  // the edge goes in the widest empty space between them: every paired document above it, at most the one
+  // lonely outlier (4 sigma out, nearer the paired than its own) with them
+  t.ok(
+    paired.every((x) => x >= band.min),
+    `every paired document at or above --min ${band.min}`,
+  );
+  t.ok(lonely.filter((x) => x >= band.min).length <= 1, 'at most one unpaired document above it');
+  t.same([band.max, band.from.max], [DEFAULT_BAND.max, 'default'], 'no near copies: the default upper edge');
+  t.equal((band.proposed.min?.below ?? 0) + (band.proposed.min?.above ?? 0), 40);
+  t.equal(band.documents, 40);
+  // a planted set's size: 300 documents with a partner among 300 without
+  const big = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], {});
+  t.ok(big.min > 0.3 && big.min < 0.45, `--min ${big.min} in the valley`);
+});
+
+t.test('one mode: the defaults stay, and the report says the data proposes none', async (t) => {
+  const mode = modes(3);
+  for (const n of [40, 600]) {
+    const band = alignBand(mode(n, 0.4, 0.1), {});
+    t.same([band.min, band.max], [DEFAULT_BAND.min, DEFAULT_BAND.max], `${n} documents`);
+    t.same(band.from, { min: 'default', max: 'default' });
+    t.equal(band.proposed.min, undefined);
+  }
+  t.match(bandText(alignBand(mode(40, 0.4, 0.1), {})), /--min 0\.1 \(default\); the data proposes none/);
+  t.equal(split([0.3, 0.31, 0.9]), undefined, 'too few documents for two modes');
+});
+
+t.test('near copies: a third mode sets --max below it', async (t) => {
+  const mode = modes(11);
+  const band = alignBand([...mode(200, 0.22, 0.05), ...mode(120, 0.55, 0.08), ...mode(40, 0.985, 0.008)], {});
+  t.ok(band.min > 0.3 && band.min < 0.45, `--min ${band.min} between the unpaired and the partners`);
+  t.ok(band.max > 0.75 && band.max < 0.96, `--max ${band.max} between the partners and the copies`);
+  t.same(band.from, { min: 'data', max: 'data' });
+  // partners and copies only: the gap is the copies'; the lower edge stays the default
+  const two = alignBand([...mode(60, 0.6, 0.07), ...mode(20, 0.985, 0.008)], {});
+  t.equal(two.min, DEFAULT_BAND.min);
+  t.ok(two.max > 0.75 && two.max < 0.96, `--max ${two.max}`);
+});
+
+t.test('given edges win; the proposal is still reported', async (t) => {
+  const mode = modes(5);
+  const band = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], { min: 0.3, max: 0.9 });
+  t.same([band.min, band.max], [0.3, 0.9]);
+  t.same(band.from, { min: 'given', max: 'given' });
+  t.ok(band.proposed.min !== undefined);
+});
+
+t.test('the histogram: 0.05 bins from the lowest score to the highest, every score once', async (t) => {
+  const bins = histogram([0.12, 0.14, 0.41, 0.44, 0.45, 1]);
+  t.equal(bins[0]?.lo, 0.1);
+  t.equal(bins.at(-1)?.hi, 1.05);
+  t.same(
+    bins.filter((b) => b.n > 0).map((b) => [b.lo, b.n]),
+    [
+      [0.1, 2],
+      [0.4, 2],
+      [0.45, 1],
+      [1, 1],
+    ],
+  );
+  const mode = modes(7);
+  const band = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], {});
+  t.match(bandText(band), new RegExp(`<- --min ${band.min}`), 'the edge is marked on its bin');
+  t.match(
+    bandText(band),
+    /--min [\d.]+ \(data\); the data proposes [\d.]+ \(between \d+ and \d+ documents/,
+  );
+});
