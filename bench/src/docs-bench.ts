@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { type BenchOutput, defineBenchmark } from '../../dist/bench/harness.js';
 import { machineInfo } from '../../dist/bench/machine.js';
 import { buildIndex } from '../../dist/indexer/build.js';
-import { alignIndexDir } from '../../dist/jobs/align.js';
+import { alignIndexDir } from '../../dist/jobs/align-index.js';
 import { mine } from './scopes-mining.js';
 
 const schema = z.object({

@@ -21,7 +21,7 @@ import { readPairs } from '../../dist/corpus/index.js';
 import { splitSentences } from '../../dist/corpus/split.js';
 import { prng, readManifest } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
-import { alignIndexDir } from '../../dist/jobs/align.js';
+import { alignIndexDir } from '../../dist/jobs/align-index.js';
 import { mine } from './scopes-mining.js';
 
 const schema = z.object({

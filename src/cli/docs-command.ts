@@ -6,8 +6,9 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { addFlags, cli, flagValues } from '../config.js';
 import { writeFileAtomic } from '../durable.js';
-import { alignIndexDir, alignOptionsSchema } from '../jobs/align.js';
+import { alignOptionsSchema } from '../jobs/align.js';
 import { bandText } from '../jobs/align-band.js';
+import { alignIndexDir } from '../jobs/align-index.js';
 import { parseInput } from '../validate.js';
 
 const where = z.object({

@@ -13,17 +13,17 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { cli } from '../config.js';
 import { ParamineError } from '../errors.js';
-import { readManifest, VectorFile } from '../index/index.js';
+import type { VectorFile } from '../index/index.js';
 import { createIndex } from '../native/index.js';
 import {
   type GroupValue,
   type GroupView,
-  openIndexSentences,
   type SentenceRecord,
   type SentenceStore,
 } from '../store/index.js';
 import { charNgramCounts } from '../text/index.js';
 import { type AlignBand, alignBand, DEFAULT_BAND } from './align-band.js';
+import type { AddedSentences } from './queries.js';
 
 /** The options of `paramine docs align`, declared once with their flags (src/config.ts). */
 export const alignOptionsSchema = z.object({
@@ -99,9 +99,12 @@ export interface DocPair {
 }
 
 export interface AlignParts {
+  /** The store with its updates' overlay (deleted sentences read as gone), and the groups with added members. */
   store: SentenceStore;
   groups: GroupView | undefined;
   vectors?: VectorFile | undefined;
+  /** Sentences added since the build: their embeddings, as added (the mean method reads them). */
+  added?: Pick<AddedSentences, 'base' | 'vectors'> | undefined;
 }
 
 interface Doc {
@@ -173,14 +176,27 @@ function tfidfVectors(docs: Doc[], store: SentenceStore, dim: number): Float32Ar
   return m;
 }
 
-async function meanVectors(docs: Doc[], vectors: VectorFile): Promise<Float32Array> {
+async function meanVectors(docs: Doc[], parts: AlignParts): Promise<Float32Array> {
+  const vectors = parts.vectors as VectorFile;
   const dim = vectors.dim;
   const m = new Float32Array(docs.length * dim);
   for (const [r, d] of docs.entries()) {
     const row = m.subarray(r * dim, (r + 1) * dim);
-    for (const id of d.sentences) {
-      const v = await vectors.read(id, 1);
+    const add = (v: Float32Array) => {
       for (let i = 0; i < dim; i++) row[i] = (row[i] as number) + (v[i] as number);
+    };
+    // Built sentences from vectors.f16; added ones (ids from the updates' base on) as they were embedded.
+    const built = d.sentences.filter((id) => id < vectors.count);
+    const added = d.sentences.filter((id) => id >= vectors.count);
+    for (const id of built) add(await vectors.read(id, 1));
+    if (added.length > 0) {
+      if (parts.added === undefined || added.some((id) => id < parts.added!.base)) {
+        throw new ParamineError('BAD_INPUT', `method mean: no embedding kept for sentence ${added[0]}`, {
+          field: 'method',
+        });
+      }
+      const rows = parts.added.vectors(added);
+      for (let k = 0; k < added.length; k++) add(rows.subarray(k * dim, (k + 1) * dim));
     }
   }
   normalizeRows(m, dim);
@@ -255,10 +271,7 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
       },
     );
   }
-  const m =
-    o.method === 'tfidf'
-      ? tfidfVectors(docs, parts.store, o.dim)
-      : await meanVectors(docs, parts.vectors as VectorFile);
+  const m = o.method === 'tfidf' ? tfidfVectors(docs, parts.store, o.dim) : await meanVectors(docs, parts);
   const dim = m.length / docs.length;
   const index = createIndex('Flat', dim, 'ip');
   try {
@@ -322,18 +335,6 @@ function inBand(
     out.push({ a: p.a, b: p.b, score: Math.round(p.score * 1e6) / 1e6 });
   }
   return out;
-}
-
-/** alignDocuments over the index in `dir`, its store, group tables and kept vectors opened read-only for it. */
-export async function alignIndexDir(dir: string, input: AlignOptionsInput): Promise<Alignment> {
-  const { store, groups, close } = openIndexSentences(dir, await readManifest(dir));
-  const vectors = await VectorFile.open(dir);
-  try {
-    return await alignDocuments({ store, groups, vectors }, input);
-  } finally {
-    await vectors?.close();
-    await close();
-  }
 }
 
 /** Each document's partners from a pairs file (`docs align` output: JSON lines with `a` and `b`), both ways. */

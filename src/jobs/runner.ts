@@ -156,7 +156,7 @@ async function docPartners(
   ntotal: number,
 ): Promise<Map<string, string[]>> {
   if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
-  const parts = { store: ctx.store, groups: groupsOf(ctx, ntotal), vectors: ctx.vectors };
+  const parts = { store: ctx.store, groups: groupsOf(ctx, ntotal), vectors: ctx.vectors, added: ctx.added };
   return partnersOf((await alignDocuments(parts, { ...d.align, docKey: d.docKey })).pairs);
 }
 

@@ -1,0 +1,36 @@
+/**
+ * `paramine docs align` over an index directory, as a service serving it sees it: its store with the
+ * updates' overlay (deleted sentences and documents left out), its group tables with the added sentences as
+ * members of their documents, and their embeddings as added (the mean method).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { readManifest, VectorFile } from '../index/index.js';
+import { IndexUpdates, openIndexSentences, UPDATES_DIR, withAdded } from '../store/index.js';
+import { type Alignment, type AlignOptionsInput, type AlignParts, alignDocuments } from './align.js';
+
+/** alignDocuments over the index in `dir` with its writes, everything opened for the call and closed after. */
+export async function alignIndexDir(dir: string, input: AlignOptionsInput): Promise<Alignment> {
+  const { store, groups, close } = openIndexSentences(dir, await readManifest(dir));
+  const vectors = await VectorFile.open(dir);
+  const updates = existsSync(join(dir, UPDATES_DIR, 'data.mdb'))
+    ? IndexUpdates.open(dir, store.count, new Set<number>())
+    : undefined;
+  try {
+    const parts: AlignParts = { store, groups, vectors };
+    if (updates !== undefined) {
+      store.setOverlay(updates);
+      const added = [...updates.addedSentences()].map((a) => ({
+        id: a.id,
+        record: a.meta === undefined ? { text: a.text } : { text: a.text, meta: a.meta },
+      }));
+      parts.groups = groups && withAdded(groups, added);
+      parts.added = { base: store.count, vectors: (ids) => updates.vectorsOf(ids) };
+    }
+    return await alignDocuments(parts, input);
+  } finally {
+    await updates?.close();
+    await vectors?.close();
+    await close();
+  }
+}
