@@ -15,12 +15,7 @@ import { cli } from '../config.js';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
 import { createIndex } from '../native/index.js';
-import {
-  type GroupValue,
-  type GroupView,
-  type SentenceRecord,
-  type SentenceStore,
-} from '../store/index.js';
+import type { GroupValue, GroupView, SentenceRecord, SentenceStore } from '../store/index.js';
 import { charNgramCounts } from '../text/index.js';
 import { type AlignBand, alignBand, DEFAULT_BAND } from './align-band.js';
 import type { AddedSentences } from './queries.js';
@@ -115,15 +110,17 @@ interface Doc {
 
 /** The documents of the index: its `docKey` groups, each with its sentence ids and first sentence's metadata. */
 function documentsOf(parts: AlignParts, key: string): Doc[] {
-  if (parts.groups === undefined) {
-    throw new ParamineError(
+  // An index not built from documents has no documents to pair: say how to get some, not only which table.
+  const noDocuments = (why: string) =>
+    new ParamineError(
       'BAD_INPUT',
-      `the index has no group tables; build one with \`paramine groups build --key ${key}\``,
-      {
-        field: 'docKey',
-      },
+      `${why}: build the index from documents (\`paramine index --documents\`), or name the metadata key ` +
+        `that groups its sentences into documents with --doc-key KEY and build its table ` +
+        `(\`paramine groups build --index DIR --key KEY\`)`,
+      { field: 'docKey' },
     );
-  }
+  if (parts.groups === undefined)
+    throw noDocuments(`the index has no group tables, so no "${key}" documents`);
   parts.groups.require(key, 'docKey');
   const docs: Doc[] = [];
   for (const { value } of parts.groups.groups(key)) {
@@ -133,6 +130,7 @@ function documentsOf(parts: AlignParts, key: string): Doc[] {
     const first = parts.store.get(sentences[0] as number);
     docs.push({ id: value, sentences, meta: first?.meta ?? {} });
   }
+  if (docs.length === 0) throw noDocuments(`no sentence of the index has a "${key}" value`);
   return docs;
 }
 

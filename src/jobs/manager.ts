@@ -8,6 +8,7 @@ import { diskFullOr, ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
 import { checkJobScope } from './pairs.js';
+import { resolveDataPath } from './queries.js';
 import { type JobContext, nextIdOf, openJobQueries, runJob } from './runner.js';
 import type { SinceSource } from './since.js';
 import { type JobSpecInput, jobSpecSchema } from './spec.js';
@@ -104,6 +105,9 @@ export class JobManager {
     if (spec.domain) await this.ctx.core.checkDomain(spec.domain, spec.rerank !== undefined);
     // A span model that is not there fails the request, not the job later.
     if (spec.subSentence?.method === 'span') resolveModelDir(spec.subSentence.model, 'subSentence.model');
+    // So does a document-pairs file outside the data directory, or a service started without one.
+    if (spec.docPairs?.path !== undefined)
+      resolveDataPath(spec.docPairs.path, this.ctx.dataDir, 'docPairs.path');
     // Opening the source checks the scope (range bounds, data-directory paths) and counts its sentences.
     // The sentences there now are the job's; those added later are the next `since` job's.
     const until = nextIdOf(this.ctx);

@@ -374,8 +374,17 @@ t.test('docs align pairs each document with its twin, inside the band', async (t
     'context needs the index',
   );
 
-  const missing = await manager.create({ k: 5, docPairs: { path: 'nope.jsonl' } });
-  t.equal((await manager.wait(missing.id)).state, 'failed', 'a missing pairs file fails the job');
+  await t.rejects(
+    manager.create({ k: 5, docPairs: { path: 'nope.jsonl' } }),
+    { code: 'FILE_NOT_FOUND', field: 'docPairs.path' },
+    'a missing pairs file is refused at submit, not failed later',
+  );
+  const noDataDir = service.openJobs({ dir: join(dir, 'no-data-dir-jobs') });
+  await t.rejects(
+    noDataDir.manager.create({ k: 5, docPairs: { path: 'doc-pairs.jsonl' } }),
+    { code: 'BAD_INPUT', field: 'docPairs.path', message: /--data-dir/ },
+    'a pairs file on a service without --data-dir is refused at submit',
+  );
   execFileSync(
     process.execPath,
     ['dist/cli.js', 'docs', 'align', '--index', out, '--out', pairsFile, '--partners', '1', '--max', '0.2'],

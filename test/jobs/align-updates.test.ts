@@ -88,3 +88,20 @@ t.test('deleted documents leave, added ones pair, by both methods, from the CLI 
     );
   }
 });
+
+t.test('an index not built from documents: the error says how to get documents', async (t) => {
+  const corpus = join(dir, 'flat.txt');
+  writeFileSync(corpus, 'One sentence here.\nAnother sentence there.\nA third one.\n');
+  const index = join(dir, 'flat');
+  await buildIndex({ inputs: [corpus], out: index, model: MODEL, quiet: true }, () => {});
+  await t.rejects(alignIndexDir(index, {}), {
+    code: 'BAD_INPUT',
+    field: 'docKey',
+    message: /paramine index --documents.*--doc-key KEY/,
+  });
+  cli('groups', 'build', '--index', index, '--key', 'doc');
+  await t.rejects(alignIndexDir(index, {}), {
+    code: 'BAD_INPUT',
+    message: /no sentence of the index has a "doc" value: build the index from documents/,
+  });
+});
