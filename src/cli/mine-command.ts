@@ -11,6 +11,7 @@ import { defaultOf } from '../config.js';
 import { domainRequestSchema } from '../domain/index.js';
 import { ParamineError } from '../errors.js';
 import {
+  DEFAULT_BATCH_SIZE,
   type JobManager,
   type JobRecord,
   type JobSpecInput,
@@ -278,7 +279,7 @@ export function mineCommand(program: Command): Command {
     )
     .option('--reverse-depth <n>', "with --since: each new sentence's neighbours checked first", num)
     .option('--append', 'add the pairs to --out, leaving out those already in it', false)
-    .option('--batch-size <n>', 'query sentences per checkpoint', num, 256)
+    .option('--batch-size <n>', 'query sentences per checkpoint', num, DEFAULT_BATCH_SIZE)
     .option(
       '--faiss-threads <n>',
       'FAISS OpenMP and BLAS threads (the miner has the machine); scores can differ in the last bits ' +

@@ -13,7 +13,7 @@ import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
-import { readManifest, VectorFile } from '../index/index.js';
+import { DEFAULT_SEED, readManifest, VectorFile } from '../index/index.js';
 import { createProgress, type ProgressOptions } from '../progress.js';
 import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { saveLm } from '../text/index.js';
@@ -41,7 +41,7 @@ export const DOMAIN_ADD_DEFAULTS = {
   method: 'ml' as const,
   order: 5,
   minCount: 2,
-  seed: 1234,
+  seed: DEFAULT_SEED,
   chunk: 20_000,
 };
 

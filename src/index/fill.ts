@@ -17,7 +17,7 @@ import { ParamineError } from '../errors.js';
 import { type FaissIndex, readIndex } from '../native/index.js';
 import type { IndexPlan } from './plan.js';
 import { type VectorSource, withoutIds } from './source.js';
-import { trainIndex } from './train.js';
+import { DEFAULT_SEED, trainIndex } from './train.js';
 
 export interface FillOptions {
   /** Trained and empty: the piece is a clone of it. */
@@ -85,7 +85,7 @@ export async function writeOneShard(
   sample: readonly number[],
   options: { seed?: number; threads?: number; skip?: ReadonlySet<number> } = {},
 ): Promise<{ trainMs: number; fillMs: number }> {
-  const seed = options.seed ?? 1234;
+  const seed = options.seed ?? DEFAULT_SEED;
   let t0 = performance.now();
   const template = await trainIndex({
     plan,

@@ -80,7 +80,7 @@ export {
 } from './sharded.js';
 export { appendedSource, gatherRows, prng, sampleIds, spread, type VectorSource } from './source.js';
 export { mergeTopK } from './topk.js';
-export { type TrainOptions, type TrainProgress, type TrainStage, trainIndex } from './train.js';
+export { DEFAULT_SEED, type TrainOptions, type TrainProgress, type TrainStage, trainIndex } from './train.js';
 export {
   DEFAULT_TARGET_RECALL,
   DEFAULT_TUNE_QUERIES,

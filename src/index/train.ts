@@ -132,10 +132,13 @@ async function oneLevelCentroids(index: FaissIndex, o: TrainOptions, nlist: numb
   return c;
 }
 
+/** The seed of training samples and k-means when none is given: one for the build, rebuilds, fills and domains. */
+export const DEFAULT_SEED = 1234;
+
 function kmeansOptions(o: TrainOptions, salt: number) {
   return {
     niter: o.niter ?? 20,
-    seed: ((o.seed ?? 1234) + salt * 7919) % 2 ** 30,
+    seed: ((o.seed ?? DEFAULT_SEED) + salt * 7919) % 2 ** 30,
     spherical: o.metric === 'ip',
   };
 }

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { cli } from '../config.js';
 import { CORPUS_FORMATS, DEFAULT_SEGMENT_MINUTES } from '../corpus/index.js';
-import { DEFAULT_TARGET_RECALL, DEFAULT_TUNE_QUERIES } from '../index/index.js';
+import { DEFAULT_SEED, DEFAULT_TARGET_RECALL, DEFAULT_TUNE_QUERIES } from '../index/index.js';
 import { DEFAULT_ENCODER } from '../models/catalog.js';
 import { groupKeySpecSchema, parseGroupKeySpec } from '../store/index.js';
 
@@ -141,7 +141,7 @@ export const buildOptionsSchema = z.object({
   seed: z
     .number()
     .int()
-    .default(1234)
+    .default(DEFAULT_SEED)
     .register(cli, { flag: '--seed <n>', description: 'seed of the training sample' }),
   // Written at the end of the build, in one pass over the store (src/store/groups.ts).
   groupKeys: z

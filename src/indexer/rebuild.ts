@@ -22,6 +22,7 @@
  */
 import { join } from 'node:path';
 import {
+  DEFAULT_SEED,
   fileDigest,
   type IndexPlan,
   type Manifest,
@@ -51,8 +52,6 @@ import {
 import { runTune } from './tune.js';
 
 export type { RebuildFollowers, RebuildSummary } from './rebuild-steps.js';
-
-const SEED = 1234;
 
 export interface RebuildOptions {
   /** Train the quantizers anew (default) or keep them (a compaction). */
@@ -117,12 +116,12 @@ async function retrainShard(
   const source = await VectorFile.openFile(join(work, VECTORS_FILE), ntotal, plan.dim);
   try {
     const live = Array.from({ length: ntotal }, (_, i) => i).filter((i) => !deleted.has(i));
-    const sample = sampleIds(live.length, Math.min(plan.trainSize, live.length), SEED).map(
+    const sample = sampleIds(live.length, Math.min(plan.trainSize, live.length), DEFAULT_SEED).map(
       (i) => live[i] as number,
     );
     log(`index --rebuild: ${plan.factory} trained on ${sample.length} of ${ntotal} sentences`);
     return await writeOneShard(join(work, shardFileName(0)), plan, source, sample, {
-      seed: SEED,
+      seed: DEFAULT_SEED,
       skip: deleted,
     });
   } finally {

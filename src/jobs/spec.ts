@@ -9,6 +9,9 @@ import { type LexicalFilter, lexicalFilterSchema } from '../search/lexical.js';
 import { labelModeSchema } from '../search/types.js';
 import { alignOptionsSchema } from './align.js';
 
+/** Query sentences per checkpoint of a mining job, from the API, the page and `paramine mine` alike. */
+export const DEFAULT_BATCH_SIZE = 128;
+
 export const MAX_JOB_K = 100;
 /** Most neighbours of a new sentence a `since` job checks (reverseDepth). */
 export const MAX_REVERSE_DEPTH = 1024;
@@ -285,7 +288,7 @@ export const jobSpecSchema = z
       .int()
       .min(1)
       .max(4096)
-      .default(128)
+      .default(DEFAULT_BATCH_SIZE)
       .describe('Query sentences per checkpoint (smaller batches interleave better with queries).'),
     since: z
       .union([

@@ -7,6 +7,8 @@ import type { PairDiff } from '../text/index.js';
 import { type LexicalMeasures, lexicalFilterSchema } from './lexical.js';
 
 export const MAX_K = 1000;
+/** Candidates a query returns when it names no `k` (the page and GET /v1/config say the same). */
+export const DEFAULT_K = 10;
 export const MAX_CANDIDATES = 2000;
 
 /** Who labels pairs: declared once, for search, classify, jobs and the CLI. */
@@ -20,7 +22,7 @@ export const labelModeSchema = z
 
 export const searchOptionsSchema = z
   .object({
-    k: z.number().int().min(1).max(MAX_K).default(10).describe('Candidates returned per query.'),
+    k: z.number().int().min(1).max(MAX_K).default(DEFAULT_K).describe('Candidates returned per query.'),
     candidates: z
       .number()
       .int()

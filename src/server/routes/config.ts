@@ -5,6 +5,7 @@
  */
 import { SCHEME_INFO } from '../../annotations/index.js';
 import { FILTER_PRESETS } from '../../jobs/index.js';
+import { DEFAULT_K } from '../../search/types.js';
 import { detectScheme } from '../../text/labels.js';
 import type { AppContext, RoutePlugin } from '../context.js';
 
@@ -20,7 +21,7 @@ export const configRoutes: RoutePlugin = async (app, { ctx, auth }) => {
         default: labels !== undefined && detectScheme(labels).name === 'turku' ? 'turku' : 'binary',
       },
       search: {
-        defaults: { k: 10, rerank: labels !== undefined, nprobe: defaultNprobe(ctx) },
+        defaults: { k: DEFAULT_K, rerank: labels !== undefined, nprobe: defaultNprobe(ctx) },
         ivf: /IVF/.test(ctx.service.indexInfo().manifest.factory),
         limits: ctx.limits,
       },

@@ -55,7 +55,7 @@ function NewJob({ config, onCreated }) {
     end: '100',
     sentences: '',
     k: '10',
-    minCosine: '0.6',
+    minCosine: '',
     preset: '',
     rerank: Boolean(config.reranker),
     labels: '',
@@ -95,7 +95,7 @@ function NewJob({ config, onCreated }) {
           : null
       }
       <${Field} label="k" hint="neighbours examined per sentence"><input type="number" min="1" max="100" name="k" value=${f.k} onInput=${set('k')} /></${Field}>
-      <${Field} label="min cosine"><input type="number" step="0.01" min="-1" max="1" name="minCosine" value=${f.minCosine} onInput=${set('minCosine')} /></${Field}>
+      <${Field} label="min cosine"><input type="number" step="0.01" min="-1" max="1" name="minCosine" placeholder="none" value=${f.minCosine} onInput=${set('minCosine')} /></${Field}>
       <${Field} label="preset"><select name="preset" value=${f.preset} onChange=${set('preset')}>
         <option value="">none</option>${Object.keys(config.jobs.presets).map((p) => html`<option value=${p}>${p}</option>`)}
       </select></${Field}>
