@@ -43,6 +43,7 @@ const experiments: Registrars = {
   speed: lazy(async () => (await import('./speed-lab.js')).speedLab),
   encode: lazy(async () => (await import('./encode-bench.js')).encode),
   index: lazy(async () => (await import('./index-bench.js')).index),
+  indexer: lazy(async () => (await import('./indexer-lab.js')).indexerLab),
   mine: lazy(async () => (await import('./mine-bench.js')).mine),
   models: lazy(async () => (await import('./models-table.js')).models),
   encoders: lazy(async () => (await import('./encoders-table.js')).encoders),

@@ -21,6 +21,7 @@ import { readPairs } from '../../dist/corpus/index.js';
 import { splitSentences } from '../../dist/corpus/split.js';
 import { prng, readManifest } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
+import { bandText } from '../../dist/jobs/align-band.js';
 import { alignIndexDir } from '../../dist/jobs/align-index.js';
 import { mine } from './scopes-mining.js';
 
@@ -245,7 +246,8 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       `| docs align (${o.method}, --differ outlet, partners ${o.partners}) | --min | time (s) | document pairs | precision | recall of the ${truth.size} planted document pairs | F1 |\n` +
       `|---|---:|---:|---:|---:|---:|---:|\n` +
       `| the band the data proposes | ${align.band.min} (${align.band.from}) | ${align.seconds.toFixed(2)} | ${align.pairs} | ${align.precision.toFixed(3)} | ${align.recall.toFixed(3)} | ${align.f1.toFixed(3)} |\n` +
-      `| the best --min on a 0.02 grid | ${best.min} | | ${best.pairs} | ${best.precision.toFixed(3)} | ${best.recall.toFixed(3)} | ${best.f1.toFixed(3)} |\n\n`;
+      `| the best --min on a 0.02 grid | ${best.min} | | ${best.pairs} | ${best.precision.toFixed(3)} | ${best.recall.toFixed(3)} | ${best.f1.toFixed(3)} |\n\n` +
+      `\`docs align --report\` on this set:\n\n\`\`\`\n${bandText(band)}\n\`\`\`\n\n`;
     return {
       result: {
         machine: machineInfo(loadBefore),

@@ -9,9 +9,9 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { distinctSentences } from '../../dist/bench/sample-sentences.js';
 import { writeFileAtomic } from '../../dist/durable.js';
 import { parseInput } from '../../dist/validate.js';
+import { distinctSentences } from './shared-sentences.js';
 
 const FILES = [
   'parasci/acl/train.src',

@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { runCli } from '../../dist/bench/child.js';
 import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
-import { sampleSentences } from '../../dist/bench/sample-sentences.js';
 import { readManifest } from '../../dist/index/index.js';
 import { latencyPhases } from './mine-latency.js';
+import { sampleSentences } from './shared-sentences.js';
 
 const MIB = 2 ** 20;
 

@@ -15,11 +15,11 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
 import { machineInfo } from '../../dist/bench/machine.js';
-import { sampleSentences } from '../../dist/bench/sample-sentences.js';
 import { buildIndex } from '../../dist/indexer/build.js';
 import { rebuildIndex } from '../../dist/indexer/rebuild.js';
 import { pairKey } from '../../dist/jobs/index.js';
 import { openService } from '../../dist/service/index.js';
+import { sampleSentences } from './shared-sentences.js';
 
 const schema = z.object({
   n: z.coerce.number().int().min(1000),

@@ -10,13 +10,14 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { CORPUS_FORMATS } from '../corpus/index.js';
 import { Encoder } from '../encode/index.js';
 import { readManifest } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { STORE_DIR } from '../store/index.js';
 import { runCli } from './child.js';
 import { defineBenchmark, type Log } from './harness.js';
-import { sampleSentences } from './sample-sentences.js';
+import { benchSentences } from './sample-sentences.js';
 
 const MIB = 2 ** 20;
 
@@ -30,6 +31,8 @@ function dirBytes(dir: string): number {
 }
 
 const indexerSchema = z.object({
+  input: z.array(z.string().min(1)).default([]),
+  format: z.enum(CORPUS_FORMATS).optional(),
   n: z.coerce.number().int().min(1),
   model: z.string().min(1),
   factory: z.string().min(1),
@@ -50,7 +53,8 @@ async function encoderSeconds(o: IndexerOptions, texts: readonly string[]): Prom
 }
 
 async function indexerBenchmark(o: IndexerOptions, log: Log) {
-  const texts = await sampleSentences(o.n);
+  const { texts, from } = await benchSentences(o.input, o.n, o.format);
+  log(`${texts.length} sentences from ${from}`);
   const dir = mkdtempSync(join(tmpdir(), 'paramine-bench-indexer-'));
   try {
     const corpus = join(dir, 'corpus.txt');
@@ -99,7 +103,9 @@ export const indexer = defineBenchmark({
   description: 'the whole offline build against the encoder alone on the same sentences; peak RSS, bytes',
   options: (cmd) =>
     cmd
-      .option('--n <n>', 'sentences', '100000')
+      .option('--input <files...>', 'your corpus (default: the demo corpus, examples/demo-corpus.jsonl)')
+      .option('--format <format>', "the input's format, where its extension does not say it")
+      .option('--n <n>', 'sentences (the first n distinct ones)', '100000')
       .option('--model <name>', 'encoder', 'all-minilm-l6-v2')
       .option('--factory <str>', 'factory string', 'auto')
       .option('--batch <n>', 'encoder batch', '256'),

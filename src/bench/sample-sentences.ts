@@ -1,42 +1,31 @@
 /**
- * Benchmark sentences from ../shared/data: both sides of pair files, normalized and de-duplicated as the
- * indexer does, in file order, so line i of the corpus written from them becomes id i.
+ * Benchmark sentences from the user's corpus (or the demo corpus the product ships), normalized and
+ * de-duplicated as the indexer does, in file order, so line i of the corpus written from them becomes id i.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { readPairs } from '../corpus/index.js';
+import { fileURLToPath } from 'node:url';
+import { type CorpusFormat, readSentences } from '../corpus/index.js';
 import { dedupKey, normalize } from '../text/index.js';
 
-const DATA = '../shared/data';
+/** The demo corpus (examples/), when the user names no corpus. */
+const DEMO = fileURLToPath(new URL('../../examples/demo-corpus.jsonl', import.meta.url));
 
-/** The distinct sentences of `files` (both sides of every pair), at most `limit`. */
-export async function distinctSentences(
+/** The first n distinct sentences of `files` (any format `paramine index` reads; default: the demo corpus). */
+export async function benchSentences(
   files: readonly string[],
-  limit = Number.POSITIVE_INFINITY,
-  onFile?: (file: string, added: number) => void,
-): Promise<string[]> {
-  for (const f of files)
-    if (!existsSync(f)) throw new Error(`${f} is missing: the benchmark needs ../shared/data`);
-  const out: string[] = [];
+  n: number,
+  format?: CorpusFormat,
+): Promise<{ texts: string[]; from: string }> {
+  const inputs = files.length > 0 ? files : [DEMO];
+  const texts: string[] = [];
   const seen = new Set<string>();
-  for (const f of files) {
-    const before = out.length;
-    for (const p of await readPairs(f)) {
-      for (const s of [p.s1, p.s2]) {
-        const t = normalize(s);
-        const k = dedupKey(t);
-        if (k === '' || seen.has(k)) continue;
-        seen.add(k);
-        out.push(t);
-        if (out.length === limit) return out;
-      }
-    }
-    onFile?.(f, out.length - before);
+  for await (const r of readSentences(inputs, { onBadRecord: 'skip', ...(format ? { format } : {}) })) {
+    if (!('text' in r)) continue;
+    const t = normalize(r.text);
+    const k = dedupKey(t);
+    if (k === '' || seen.has(k)) continue;
+    seen.add(k);
+    texts.push(t);
+    if (texts.length === n) break;
   }
-  return out;
-}
-
-/** The first n distinct sentences of ParaSCI-ACL train, then MultiPIT_Auto train. */
-export async function sampleSentences(n: number): Promise<string[]> {
-  return distinctSentences([join(DATA, 'parasci/acl/train.src'), join(DATA, 'multipit/auto/train.csv')], n);
+  return { texts, from: inputs.join(', ') };
 }

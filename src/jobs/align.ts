@@ -18,7 +18,6 @@ import { createIndex } from '../native/index.js';
 import type { GroupValue, GroupView, SentenceRecord, SentenceStore } from '../store/index.js';
 import { charNgramCounts } from '../text/index.js';
 import { type AlignBand, alignBand, DEFAULT_BAND } from './align-band.js';
-import type { AddedSentences } from './queries.js';
 
 /** The options of `paramine docs align`, declared once with their flags (src/config.ts). */
 export const alignOptionsSchema = z.object({
@@ -99,7 +98,7 @@ export interface AlignParts {
   groups: GroupView | undefined;
   vectors?: VectorFile | undefined;
   /** Sentences added since the build: their embeddings, as added (the mean method reads them). */
-  added?: Pick<AddedSentences, 'base' | 'vectors'> | undefined;
+  added?: { readonly base: number; vectors(ids: readonly number[]): Float32Array } | undefined;
 }
 
 interface Doc {
