@@ -23,7 +23,11 @@ export const speedLab = speedBenchmark(
     index: part('index', 'FAISS binding vs Python FAISS (build, QPS, latency, recall)', (quick) =>
       quick ? ['--n', '20000'] : [],
     ),
-    indexer: { ...(PRODUCT_PARTS.indexer as PartSpec), shown: 'npm run lab -- indexer', command: [LAB, 'indexer'] },
+    indexer: {
+      ...(PRODUCT_PARTS.indexer as PartSpec),
+      shown: 'npm run lab -- indexer',
+      command: [LAB, 'indexer'],
+    },
     serve: PRODUCT_PARTS.serve as PartSpec,
     mine: part(
       'mine',
