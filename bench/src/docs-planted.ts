@@ -163,7 +163,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     const a0 = performance.now();
     const options = { method: o.method, partners: o.partners, max: 1.01, differ: ['outlet'], dim: o.dim };
     // The band the data proposes (no --min), then every --min on a grid: how close the proposal comes to the best.
-    const { pairs, band } = await alignIndexDir(index, options);
+    const { pairs, band } = await alignIndexDir(index, { ...options, autoBand: true });
     const scored = (ps: typeof pairs) => {
       const right = ps.filter((p) => truth.has(`${p.a}~${p.b}`) || truth.has(`${p.b}~${p.a}`)).length;
       const precision = ps.length ? right / ps.length : 0;

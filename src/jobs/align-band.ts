@@ -168,12 +168,13 @@ export function histogram(scores: readonly number[], width = 0.05): ScoreBin[] {
 }
 
 /**
- * The band: the user's edges where given, else the gaps in the nearest partners' scores (`nearest`, one score
- * a document), else the defaults.
+ * The band: the user's edges where given, else (with `auto`) the gaps in the nearest partners' scores (`nearest`,
+ * one score a document), else the defaults. What the data proposes is reported either way.
  */
 export function alignBand(
   nearest: readonly number[],
   given: { min?: number | undefined; max?: number | undefined },
+  auto = false,
 ) {
   const sorted = [...nearest].sort((a, b) => a - b);
   const isCopies = (xs: readonly number[], s: Split | undefined) =>
@@ -191,12 +192,15 @@ export function alignBand(
     const top = split(upper);
     copies = isCopies(upper, top) ? top : undefined;
   }
+  // The proposal is taken only when asked for (`auto`): it is always computed and reported.
+  const useMin = auto ? proposedMin : undefined;
+  const useMax = auto ? copies : undefined;
   const band: AlignBand = {
-    min: given.min ?? proposedMin?.at ?? DEFAULT_BAND.min,
-    max: given.max ?? copies?.at ?? DEFAULT_BAND.max,
+    min: given.min ?? useMin?.at ?? DEFAULT_BAND.min,
+    max: given.max ?? useMax?.at ?? DEFAULT_BAND.max,
     from: {
-      min: given.min !== undefined ? 'given' : proposedMin ? 'data' : 'default',
-      max: given.max !== undefined ? 'given' : copies ? 'data' : 'default',
+      min: given.min !== undefined ? 'given' : useMin ? 'data' : 'default',
+      max: given.max !== undefined ? 'given' : useMax ? 'data' : 'default',
     },
     proposed: { min: proposedMin, max: copies },
     documents: nearest.length,
@@ -219,7 +223,8 @@ export function bandText(b: AlignBand): string {
     const what = p
       ? `${p.at} (between ${p.below} and ${p.above} documents; separation ${p.separation}, BIC gain ${p.evidence})`
       : 'none';
-    return `--${e} ${b[e]} (${b.from[e]}); the data proposes ${what}`;
+    const take = p && b.from[e] === 'default' ? ` (--auto-band or --${e} ${p.at} takes it)` : '';
+    return `--${e} ${b[e]} (${b.from[e]}); the data proposes ${what}${take}`;
   };
   return [
     `nearest compatible partner of each of ${b.documents} documents (score: bin, documents):`,

@@ -32,7 +32,7 @@ export const alignOptionsSchema = z.object({
     .optional()
     .register(cli, {
       flag: '--min <score>',
-      description: `the band: pairs at least this similar (lower: misaligned); default: the gap between the documents with a partner and those without (align-band.ts), else ${DEFAULT_BAND.min}`,
+      description: `the band: pairs at least this similar (lower: misaligned); default ${DEFAULT_BAND.min}, or with --auto-band the gap the data shows (align-band.ts)`,
     }),
   max: z
     .number()
@@ -41,8 +41,13 @@ export const alignOptionsSchema = z.object({
     .optional()
     .register(cli, {
       flag: '--max <score>',
-      description: `the band: pairs below this (higher: the same text reformatted); default: the gap below a mode of near copies, else ${DEFAULT_BAND.max}`,
+      description: `the band: pairs below this (higher: the same text reformatted); default ${DEFAULT_BAND.max}, or with --auto-band the gap below a mode of near copies`,
     }),
+  autoBand: z.boolean().default(false).register(cli, {
+    flag: '--auto-band',
+    description:
+      "where --min / --max are not given, take the edges the nearest partners' scores propose (--report shows them); off by default: on a planted set the proposal did worse than the fixed band (docs/scopes.md)",
+  }),
   partners: z.number().int().min(1).max(100).default(3).register(cli, {
     flag: '--partners <m>',
     description: 'most partner documents per document',
@@ -257,7 +262,7 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
   if (o.min !== undefined && o.max !== undefined && o.min >= o.max)
     throw new ParamineError('BAD_INPUT', 'the band is empty: give min below max', { field: 'min' });
   const docs = documentsOf(parts, o.docKey);
-  if (docs.length < 2) return { pairs: [], band: alignBand([], o) };
+  if (docs.length < 2) return { pairs: [], band: alignBand([], o, o.autoBand) };
   checkKeys(docs, o);
   if (o.method === 'mean' && parts.vectors === undefined) {
     throw new ParamineError(
@@ -295,7 +300,7 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
         near.push({ a: String(a.id), b: String(b.id), score, i, j });
       }
     }
-    const band = alignBand(nearest, o);
+    const band = alignBand(nearest, o, o.autoBand);
     if (band.min >= band.max) {
       throw new ParamineError(
         'BAD_INPUT',

@@ -23,7 +23,7 @@ t.test('two modes: --min in the gap between the unpaired documents and the paire
   // as in a small news set: documents without a partner near 0.27, with one near 0.62
   const lonely = mode(25, 0.27, 0.04);
   const paired = mode(15, 0.62, 0.07);
-  const band = alignBand([...lonely, ...paired], {});
+  const band = alignBand([...lonely, ...paired], {}, true);
   t.equal(band.from.min, 'data');
   // the edge goes in the widest empty space between them: every paired document above it, at most the one
   // lonely outlier (4 sigma out, nearer the paired than its own) with them
@@ -36,14 +36,14 @@ t.test('two modes: --min in the gap between the unpaired documents and the paire
   t.equal((band.proposed.min?.below ?? 0) + (band.proposed.min?.above ?? 0), 40);
   t.equal(band.documents, 40);
   // a planted set's size: 300 documents with a partner among 300 without
-  const big = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], {});
+  const big = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], {}, true);
   t.ok(big.min > 0.3 && big.min < 0.45, `--min ${big.min} in the valley`);
 });
 
 t.test('one mode: the defaults stay, and the report says the data proposes none', async (t) => {
   const mode = modes(3);
   for (const n of [40, 600]) {
-    const band = alignBand(mode(n, 0.4, 0.1), {});
+    const band = alignBand(mode(n, 0.4, 0.1), {}, true);
     t.same([band.min, band.max], [DEFAULT_BAND.min, DEFAULT_BAND.max], `${n} documents`);
     t.same(band.from, { min: 'default', max: 'default' });
     t.equal(band.proposed.min, undefined);
@@ -54,19 +54,23 @@ t.test('one mode: the defaults stay, and the report says the data proposes none'
 
 t.test('near copies: a third mode sets --max below it', async (t) => {
   const mode = modes(11);
-  const band = alignBand([...mode(200, 0.22, 0.05), ...mode(120, 0.55, 0.08), ...mode(40, 0.985, 0.008)], {});
+  const band = alignBand(
+    [...mode(200, 0.22, 0.05), ...mode(120, 0.55, 0.08), ...mode(40, 0.985, 0.008)],
+    {},
+    true,
+  );
   t.ok(band.min > 0.3 && band.min < 0.45, `--min ${band.min} between the unpaired and the partners`);
   t.ok(band.max > 0.75 && band.max < 0.96, `--max ${band.max} between the partners and the copies`);
   t.same(band.from, { min: 'data', max: 'data' });
   // partners and copies only: the gap is the copies'; the lower edge stays the default
-  const two = alignBand([...mode(60, 0.6, 0.07), ...mode(20, 0.985, 0.008)], {});
+  const two = alignBand([...mode(60, 0.6, 0.07), ...mode(20, 0.985, 0.008)], {}, true);
   t.equal(two.min, DEFAULT_BAND.min);
   t.ok(two.max > 0.75 && two.max < 0.96, `--max ${two.max}`);
 });
 
 t.test('given edges win; the proposal is still reported', async (t) => {
   const mode = modes(5);
-  const band = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], { min: 0.3, max: 0.9 });
+  const band = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], { min: 0.3, max: 0.9 }, true);
   t.same([band.min, band.max], [0.3, 0.9]);
   t.same(band.from, { min: 'given', max: 'given' });
   t.ok(band.proposed.min !== undefined);
@@ -86,7 +90,16 @@ t.test('the histogram: 0.05 bins from the lowest score to the highest, every sco
     ],
   );
   const mode = modes(7);
-  const band = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], {});
+  const band = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], {}, true);
   t.match(bandText(band), new RegExp(`<- --min ${band.min}`), 'the edge is marked on its bin');
   t.match(bandText(band), /--min [\d.]+ \(data\); the data proposes [\d.]+ \(between \d+ and \d+ documents/);
+});
+
+t.test('without --auto-band the defaults stay and the proposal is only reported', async (t) => {
+  const mode = modes(7);
+  const band = alignBand([...mode(300, 0.22, 0.05), ...mode(300, 0.55, 0.09)], {});
+  t.same([band.min, band.max], [DEFAULT_BAND.min, DEFAULT_BAND.max]);
+  t.same(band.from, { min: 'default', max: 'default' });
+  t.ok((band.proposed.min?.at ?? 0) > 0.3, 'the proposal is there');
+  t.match(bandText(band), /--min 0\.1 \(default\); the data proposes 0\.\d+ \(between/);
 });

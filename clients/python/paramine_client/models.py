@@ -213,6 +213,7 @@ class JobRequestDocPairsAlign(BaseModel):
     method: JobRequestDocPairsAlignMethod | None = "tfidf"
     min: confloat(ge=-1.0, le=1.0) | None = None
     max: confloat(ge=-1.0, le=1.01) | None = None
+    autoBand: bool | None = False
     partners: conint(ge=1, le=100) | None = 3
     windowKey: constr(min_length=1) | None = None
     days: PositiveFloat | None = None
