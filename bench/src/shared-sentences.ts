@@ -1,11 +1,11 @@
 /**
  * Benchmark sentences from ../shared/data: both sides of pair files, normalized and de-duplicated as the
- * indexer does, in file order, so line i of the corpus written from them becomes id i.
+ * indexer does (text/distinct.ts), in file order, so line i of the corpus written from them becomes id i.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readPairs } from '../../dist/corpus/index.js';
-import { dedupKey, normalize } from '../../dist/text/index.js';
+import { DistinctTexts } from '../../dist/text/index.js';
 
 const DATA = '../shared/data';
 
@@ -17,23 +17,17 @@ export async function distinctSentences(
 ): Promise<string[]> {
   for (const f of files)
     if (!existsSync(f)) throw new Error(`${f} is missing: the benchmark needs ../shared/data`);
-  const out: string[] = [];
-  const seen = new Set<string>();
+  const distinct = new DistinctTexts();
   for (const f of files) {
-    const before = out.length;
+    const before = distinct.texts.length;
     for (const p of await readPairs(f)) {
       for (const s of [p.s1, p.s2]) {
-        const t = normalize(s);
-        const k = dedupKey(t);
-        if (k === '' || seen.has(k)) continue;
-        seen.add(k);
-        out.push(t);
-        if (out.length === limit) return out;
+        if (distinct.add(s) && distinct.texts.length === limit) return distinct.texts;
       }
     }
-    onFile?.(f, out.length - before);
+    onFile?.(f, distinct.texts.length - before);
   }
-  return out;
+  return distinct.texts;
 }
 
 /** The first n distinct sentences of ParaSCI-ACL train, then MultiPIT_Auto train. */

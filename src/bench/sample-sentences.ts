@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { type CorpusFormat, readSentences } from '../corpus/index.js';
-import { dedupKey, normalize } from '../text/index.js';
+import { DistinctTexts } from '../text/index.js';
 
 /** The demo corpus (examples/), when the user names no corpus. */
 const DEMO = fileURLToPath(new URL('../../examples/demo-corpus.jsonl', import.meta.url));
@@ -16,16 +16,9 @@ export async function benchSentences(
   format?: CorpusFormat,
 ): Promise<{ texts: string[]; from: string }> {
   const inputs = files.length > 0 ? files : [DEMO];
-  const texts: string[] = [];
-  const seen = new Set<string>();
+  const distinct = new DistinctTexts();
   for await (const r of readSentences(inputs, { onBadRecord: 'skip', ...(format ? { format } : {}) })) {
-    if (!('text' in r)) continue;
-    const t = normalize(r.text);
-    const k = dedupKey(t);
-    if (k === '' || seen.has(k)) continue;
-    seen.add(k);
-    texts.push(t);
-    if (texts.length === n) break;
+    if ('text' in r && distinct.add(r.text) && distinct.texts.length === n) break;
   }
-  return { texts, from: inputs.join(', ') };
+  return { texts: distinct.texts, from: inputs.join(', ') };
 }

@@ -11,6 +11,7 @@ export type { DefinitionMatch } from './definitions.js';
 export { DEFINITION_TAGGER_VERSION, definitionOf, termKey } from './definitions.js';
 export type { DiffOp, DiffSpan, PairDiff } from './diff.js';
 export { pairDiff } from './diff.js';
+export { DistinctTexts } from './distinct.js';
 export {
   BOS,
   countTokens,
