@@ -92,34 +92,6 @@ export function settingsOf<T extends Settings>(cmd: Command, settings: T): Value
   return parseInput(objectOf(settings), cmd.opts(), 'options') as ValuesOf<T>;
 }
 
-/** Each setting's effective value and where it came from, for `paramine config`. */
-export function describeSettings(
-  cmd: Command,
-  settings: Settings,
-): Array<{ name: string; flag: string; env?: string; value: unknown; source: Source }> {
-  const raw = cmd.opts();
-  return Object.entries(settings)
-    .filter(([, s]) => !s.negates)
-    .map(([name, s]) => {
-      const parsed = s.schema.safeParse(raw[name]);
-      const value = parsed.success ? parsed.data : raw[name];
-      const from = cmd.getOptionValueSource(name);
-      const source: Source =
-        from === 'cli' ? 'flag' : from === 'env' ? 'env' : from === 'default' ? 'default' : 'unset';
-      return {
-        name,
-        flag: (s.flag.split(/[ ,]/)[0] as string).replace(/^--no-/, '--'),
-        ...(s.env === undefined ? {} : { env: s.env }),
-        // A value the command would refuse says so here rather than looking valid.
-        value:
-          parsed.success || raw[name] === undefined
-            ? value
-            : `${String(raw[name])} (invalid: ${parsed.error.issues[0]?.message})`,
-        source: source === 'unset' && value !== undefined ? 'default' : source,
-      };
-    });
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Flags from an options schema: the zod object a stage validates its options with is the declaration; a
 // field registered with `cli` gets a command-line flag whose type, default and choices are read from it.
@@ -199,23 +171,67 @@ export function flagValues(cmd: Command, schema: z.ZodObject): Record<string, un
   );
 }
 
-/** Each flag's effective value and where it came from, for `paramine config`. */
-export function describeFlags(
-  cmd: Command,
-  schema: z.ZodObject,
-): Array<{ name: string; flag: string; env?: string; value: unknown; source: Source }> {
-  return entriesOf(schema).map(({ key, meta }) => {
-    const attr = attributeOf(meta.flag);
-    const from = cmd.getOptionValueSource(attr);
-    const value = cmd.opts()[attr];
-    const source: Source =
-      from === 'cli' ? 'flag' : from === 'env' ? 'env' : value !== undefined ? 'default' : 'unset';
-    return {
-      name: key,
-      flag: (meta.flag.split(/[ ,]/)[0] as string).replace(/^--no-/, '--'),
-      ...(meta.env === undefined ? {} : { env: meta.env }),
-      value,
-      source,
-    };
-  });
+/** The zod type each flag's value must pass, by commander attribute: a command's settings or option schema. */
+export function flagChecks(declared: Settings | z.ZodObject): Map<string, z.ZodType> {
+  if (declared instanceof z.ZodObject) {
+    return new Map(entriesOf(declared).map(({ field, meta }) => [attributeOf(meta.flag), field]));
+  }
+  return new Map(
+    Object.entries(declared)
+      .filter(([, s]) => !s.negates)
+      .map(([k, s]) => [k, s.schema]),
+  );
+}
+
+export interface OptionRow {
+  /** The attribute commander keeps the value under (the schema's or the settings' key). */
+  name: string;
+  flag: string;
+  env?: string;
+  value: unknown;
+  source: Source | 'derived';
+  /** Why the command would refuse this value: invalid, or required and missing. */
+  problem?: string;
+}
+
+/**
+ * Every option of a parsed command: its effective value, where it came from, and what the command would
+ * refuse (a value `checks` rejects, naming the environment variable it came from; a required one missing).
+ */
+export function describeOptions(cmd: Command, checks: Map<string, z.ZodType> = new Map()): OptionRow[] {
+  const positive = new Set(cmd.options.filter((o) => !o.negate).map((o) => o.attributeName()));
+  return cmd.options
+    .filter((o) => !(o.negate && positive.has(o.attributeName())) && o.long !== undefined)
+    .map((o) => {
+      const name = o.attributeName();
+      const raw = cmd.getOptionValue(name);
+      const from = cmd.getOptionValueSource(name);
+      const source: Source =
+        from === 'cli' ? 'flag' : from === 'env' ? 'env' : raw !== undefined ? 'default' : 'unset';
+      const parsed = checks.get(name)?.safeParse(raw);
+      const flag = (o.long as string).replace(/^--no-/, '--');
+      let problem: string | undefined;
+      const filled: unknown = parsed?.success ? parsed.data : raw;
+      let value = filled;
+      if (parsed !== undefined && !parsed.success && raw !== undefined) {
+        const why = parsed.error.issues[0]?.message ?? 'invalid';
+        value = `${String(raw)} (invalid: ${why})`;
+        problem =
+          from === 'env'
+            ? `${o.envVar}=${String(raw)}: ${why} (it sets ${flag})`
+            : `${flag} ${String(raw)}: ${why}`;
+      } else if (o.mandatory && raw === undefined) {
+        value = '(required, missing)';
+        problem = `${flag} is required`;
+      }
+      return {
+        name,
+        flag,
+        ...(o.envVar === undefined ? {} : { env: o.envVar }),
+        value,
+        // A schema's own default (the flag has none) is a default too.
+        source: source === 'unset' && filled !== undefined ? 'default' : source,
+        ...(problem === undefined ? {} : { problem }),
+      };
+    });
 }

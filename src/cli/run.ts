@@ -3,10 +3,24 @@
  * line names is loaded (every one for help), an unknown command exits 2, and a ParamineError is one line on
  * stderr with exit code 2. Shared by `paramine` and the laboratory's `npm run lab` (bench/src/cli.ts).
  */
-import { type Command, CommanderError } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { isParamineError } from '../errors.js';
 
 export type Registrars = Record<string, () => Promise<{ register: (p: Command) => void }>>;
+
+let known: Registrars = {};
+
+/**
+ * Another command as the command line would build it, on a program of its own (for `paramine config`,
+ * which reads a command's options without running it); undefined for a name no registrar has.
+ */
+export async function loadCommand(program: Command, name: string): Promise<Command | undefined> {
+  const load = known[name];
+  if (load === undefined) return undefined;
+  const fresh = new Command(program.name()).exitOverride();
+  (await load()).register(fresh);
+  return fresh.commands.find((c) => c.name() === name);
+}
 
 export async function runCommands(
   program: Command,
@@ -14,6 +28,7 @@ export async function runCommands(
   argv = process.argv,
 ): Promise<void> {
   const name = program.name();
+  known = registrars;
   // `paramine … | head`: a reader that has seen enough is not an error.
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(0);

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { Command } from 'commander';
 import t from 'tap';
 import { z } from 'zod';
-import { addFlags, cli, defaultOf, describeFlags, flagValues } from '../../src/config.js';
+import { addFlags, cli, defaultOf, describeOptions, flagChecks, flagValues } from '../../src/config.js';
 import { buildOptionsSchema } from '../../src/indexer/options.js';
 
 const schema = z.object({
@@ -59,8 +59,11 @@ t.test('flags take their type, default and choices from the schema', async (t) =
   t.equal(defaultOf(buildOptionsSchema.shape.targetRecall), 0.95);
 });
 
-t.test('describeFlags says where each value came from', async (t) => {
-  const rows = describeFlags(parsed(['--input', 'a', '--shards', '4'], { TEST_PORT: '99' }), schema);
+t.test('describeOptions says where each value came from', async (t) => {
+  const rows = describeOptions(
+    parsed(['--input', 'a', '--shards', '4'], { TEST_PORT: '99' }),
+    flagChecks(schema),
+  );
   const by = Object.fromEntries(rows.map((r) => [r.name, r]));
   t.match(by.shards, { value: 4, source: 'flag' });
   t.match(by.metric, { value: 'ip', source: 'default' });

@@ -176,10 +176,14 @@ t.test('keyboard-only annotation loop; the export holds the labels', async (t) =
 
 t.test('a job started from the page reaches 100% and shows its pairs and clusters', async (t) => {
   await page.goto(`${url}/#/jobs`);
-  await page.locator('select[name=scope]').selectOption('range');
-  await page.locator('.job-form label', { hasText: 'to id' }).locator('input').fill('120');
+  // The form follows the job schema's defaults: clusters and labels are asked for, not pre-ticked.
+  await page.locator('select[name="scope|"]').selectOption('range');
+  await page.locator('input[name="scope|range.start"]').fill('0');
+  await page.locator('input[name="scope|range.end"]').fill('120');
   await page.locator('input[name=k]').fill('5');
   await page.locator('input[name=minCosine]').fill('0.7');
+  await page.locator('input[name=cluster]').check();
+  if (HAS_RERANKER) await page.locator('input[name="rerank?"]').check();
   await page.locator('button', { hasText: 'Start job' }).click();
   await page.waitForURL(/#\/jobs\/[0-9a-f-]{36}$/);
   await page.locator('.state.done').waitFor({ timeout: 120_000 });

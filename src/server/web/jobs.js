@@ -1,10 +1,11 @@
-// Mining jobs: start one (scope, presets, filters, rerank, margin, clusters), the list, and a job's
+// Mining jobs: start one (jobform.js: every field of the job API), the list, and a job's
 // page with live progress (server-sent events), cancel, NDJSON download, its pairs in the pair view
 // (paged), its clusters, and its review: the least sure labels first with the index's precision and recall
 // estimated from the annotations so far.
 import { api, download, events, explain, ndjson } from './api.js';
+import { NewJob } from './jobform.js';
 import { PairTable } from './pairs.js';
-import { Alert, duration, Field, html, num, numberOf, useEffect, useState } from './ui.js';
+import { Alert, duration, html, num, useEffect, useState } from './ui.js';
 
 const PAGE = 50;
 const FINISHED = ['done', 'failed', 'cancelled'];
@@ -16,113 +17,7 @@ function Progress({ job }) {
   </div>`;
 }
 
-function specOf(f) {
-  const spec = { k: numberOf(f.k) ?? 10, cluster: f.cluster };
-  if (f.scope === 'range')
-    spec.scope = { kind: 'range', start: numberOf(f.start) ?? 0, end: numberOf(f.end) ?? 1 };
-  if (f.scope === 'sentences') {
-    const sentences = f.sentences
-      .split('\n')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    spec.scope = { kind: 'sentences', sentences };
-  }
-  const minCosine = numberOf(f.minCosine);
-  if (minCosine !== undefined) spec.minCosine = minCosine;
-  if (f.preset) spec.preset = f.preset;
-  if (f.rerank) {
-    spec.rerank = {};
-    if (f.labels.trim())
-      spec.rerank.labels = f.labels
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-    const p = numberOf(f.minProbability);
-    if (p !== undefined) spec.rerank.minProbability = p;
-    if (f.labelsMode) spec.rerank.mode = f.labelsMode;
-  }
-  if (f.margin) spec.margin = {};
-  if (f.excludeSameGroup.trim()) spec.excludeSameGroup = f.excludeSameGroup.trim();
-  const bleuMax = numberOf(f.bleuMax);
-  if (bleuMax !== undefined) spec.filter = { bleuMax };
-  return spec;
-}
-
-function NewJob({ config, onCreated }) {
-  const [f, setF] = useState({
-    scope: 'all',
-    start: '0',
-    end: '100',
-    sentences: '',
-    k: '10',
-    minCosine: '',
-    preset: '',
-    rerank: Boolean(config.reranker),
-    labels: '',
-    minProbability: '',
-    labelsMode: '',
-    margin: false,
-    excludeSameGroup: '',
-    cluster: true,
-    bleuMax: '',
-  });
-  const [error, setError] = useState('');
-  const set = (k) => (e) =>
-    setF({
-      ...f,
-      [k]: e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value,
-    });
-  async function submit(e) {
-    e.preventDefault();
-    setError('');
-    try {
-      const job = await api('/v1/jobs', { method: 'POST', body: specOf(f) });
-      onCreated(job);
-    } catch (err) {
-      setError(explain(err));
-    }
-  }
-  return html`<form class="job-form" onSubmit=${submit}>
-    <h2>New mining job</h2>
-    <div class="options">
-      <${Field} label="scope"><select name="scope" value=${f.scope} onChange=${set('scope')}>
-        <option value="all">whole index</option><option value="range">id range</option><option value="sentences">these sentences</option>
-      </select></${Field}>
-      ${
-        f.scope === 'range'
-          ? html`<${Field} label="from id"><input type="number" min="0" value=${f.start} onInput=${set('start')} /></${Field}>
-        <${Field} label="to id (excl.)"><input type="number" min="1" value=${f.end} onInput=${set('end')} /></${Field}>`
-          : null
-      }
-      <${Field} label="k" hint="neighbours examined per sentence"><input type="number" min="1" max="100" name="k" value=${f.k} onInput=${set('k')} /></${Field}>
-      <${Field} label="min cosine"><input type="number" step="0.01" min="-1" max="1" name="minCosine" placeholder="none" value=${f.minCosine} onInput=${set('minCosine')} /></${Field}>
-      <${Field} label="preset"><select name="preset" value=${f.preset} onChange=${set('preset')}>
-        <option value="">none</option>${Object.keys(config.jobs.presets).map((p) => html`<option value=${p}>${p}</option>`)}
-      </select></${Field}>
-      <${Field} label="BLEU ≤"><input type="number" step="any" min="0" value=${f.bleuMax} onInput=${set('bleuMax')} /></${Field}>
-      <${Field} label="exclude same" hint="metadata key: no pair within one value (e.g. book)"><input value=${f.excludeSameGroup} onInput=${set('excludeSameGroup')} size="8" /></${Field}>
-    </div>
-    ${f.scope === 'sentences' ? html`<textarea rows="3" placeholder="one sentence a line" value=${f.sentences} onInput=${set('sentences')} aria-label="sentences"></textarea>` : null}
-    <div class="options">
-      <label class="check"><input type="checkbox" name="rerank" checked=${f.rerank} disabled=${!config.reranker} onChange=${set('rerank')} /> rerank</label>
-      ${
-        f.rerank
-          ? html`<${Field} label="keep labels" hint="comma-separated"><input value=${f.labels} onInput=${set('labels')} placeholder=${config.reranker?.labels.join(', ')} /></${Field}>
-        <${Field} label="min p"><input type="number" step="0.05" min="0" max="1" value=${f.minProbability} onInput=${set('minProbability')} /></${Field}>
-        <${Field} label="labels by" hint="fast: the student; balanced: the teacher where it is unsure; best: the teacher"><select name="labelsMode" value=${f.labelsMode} onChange=${set('labelsMode')}>
-          <option value="">service default</option><option value="fast">fast</option><option value="balanced">balanced</option><option value="best">best</option>
-        </select></${Field}>`
-          : null
-      }
-      <label class="check"><input type="checkbox" checked=${f.margin} onChange=${set('margin')} /> ratio margin</label>
-      <label class="check"><input type="checkbox" checked=${f.cluster} onChange=${set('cluster')} /> clusters</label>
-      <button type="submit" class="primary">Start job</button>
-    </div>
-    <${Alert} error=${error} onClose=${() => setError('')} />
-  </form>`;
-}
-
-export function JobsView({ config, navigate }) {
+export function JobsView({ navigate }) {
   const [jobs, setJobs] = useState([]);
   const [error, setError] = useState('');
   useEffect(() => {
@@ -139,7 +34,7 @@ export function JobsView({ config, navigate }) {
     };
   }, []);
   return html`<div class="view jobs">
-    <${NewJob} config=${config} onCreated=${(job) => navigate(`#/jobs/${job.id}`)} />
+    <${NewJob} onCreated=${(job) => navigate(`#/jobs/${job.id}`)} />
     <${Alert} error=${error} />
     <h2>Jobs</h2>
     ${
@@ -151,7 +46,7 @@ export function JobsView({ config, navigate }) {
         (j) => html`<tr>
         <td><a href=${`#/jobs/${j.id}`}>${j.id.slice(0, 8)}</a></td><td><span class=${`state ${j.state}`}>${j.state}</span></td>
         <td><${Progress} job=${j} /></td><td>${j.pairs}</td><td>${j.rate ? `${num(j.rate, 0)}/s` : '—'}</td>
-        <td>${duration(j.etaSeconds)}</td><td>${new Date(j.createdAt).toLocaleString()}</td></tr>`,
+        <td>${FINISHED.includes(j.state) ? '—' : duration(j.etaSeconds)}</td><td>${new Date(j.createdAt).toLocaleString()}</td></tr>`,
       )}</tbody>
     </table>`
     }
