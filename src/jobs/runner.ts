@@ -182,6 +182,17 @@ async function scopedSearch(ctx: JobContext, spec: JobSpec): Promise<ScopedSearc
   });
 }
 
+/** The first batch of a run. */
+const FIRST_BATCH = 16;
+
+/**
+ * The size of a run's n-th batch: from 16 doubling up to the job's batchSize, so progress (committed per
+ * batch) moves within seconds even when one full batch, reranked, takes a minute; a long job's batches
+ * are batchSize after a few.
+ */
+export const rampedBatchSize = (n: number, batchSize: number): number =>
+  Math.min(batchSize, FIRST_BATCH * 2 ** Math.min(n, 20));
+
 async function runBatches(
   run: BatchRun,
   initial: JobRecord,
@@ -197,12 +208,14 @@ async function runBatches(
     startedAt: initial.startedAt ?? new Date().toISOString(),
   };
   await jobs.put(job);
+  let batches = 0;
   while (job.processed < job.total) {
     const stop = control.stop();
     if (stop === 'pause') return job;
     if (stop === 'cancel') return finish(jobs, job, 'cancelled');
     const t0 = performance.now();
-    const batch = await source.batch(job.processed, Math.min(spec.batchSize, job.total - job.processed));
+    const size = rampedBatchSize(batches++, spec.batchSize);
+    const batch = await source.batch(job.processed, Math.min(size, job.total - job.processed));
     const accepted = await minedPairs(run, job, batch);
     const next: JobRecord = {
       ...job,

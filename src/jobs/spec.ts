@@ -289,7 +289,10 @@ export const jobSpecSchema = z
       .min(1)
       .max(4096)
       .default(DEFAULT_BATCH_SIZE)
-      .describe('Query sentences per checkpoint (smaller batches interleave better with queries).'),
+      .describe(
+        'Query sentences per checkpoint (smaller batches interleave better with queries). A run starts at 16 ' +
+          'and doubles up to it, so progress shows within seconds.',
+      ),
     since: z
       .union([
         z.strictObject({

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { VectorFile } from '../../src/index/index.js';
 import { FINISHED, type JobRecord, type MinedPair, pairKey, ratioMargin } from '../../src/jobs/index.js';
+import { rampedBatchSize } from '../../src/jobs/runner.js';
 import { FILTER_PRESETS } from '../../src/jobs/spec.js';
 import { passesLexical } from '../../src/search/lexical.js';
 import { validateResponse } from '../helpers/openapi.js';
@@ -298,3 +299,14 @@ t.test('cancel: a queued job and a running one stop; finished jobs stay as they 
   t.equal(again.json().state, 'cancelled');
   t.ok(FINISHED.includes(jobs.get(slow.id).state));
 });
+
+t.test(
+  'a run starts with small batches, so progress moves at once, and doubles up to batchSize',
+  async (t) => {
+    t.same(
+      [0, 1, 2, 3, 4, 5].map((i) => rampedBatchSize(i, 128)),
+      [16, 32, 64, 128, 128, 128],
+    );
+    t.equal(rampedBatchSize(0, 4), 4, 'never above batchSize');
+  },
+);

@@ -52,7 +52,12 @@ t.test('config covers every command, its subcommands and what it derives', async
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, 'c.txt'), 'One sentence here.\nAnother sentence there.\n');
   const index = join(dir, 'index');
-  await buildIndex({ inputs: [join(dir, 'c.txt')], out: index, model: 'test/fixtures/tiny-encoder', quiet: true });
+  await buildIndex({
+    inputs: [join(dir, 'c.txt')],
+    out: index,
+    model: 'test/fixtures/tiny-encoder',
+    quiet: true,
+  });
   const serve = spawnSync(
     process.execPath,
     [...process.execArgv, 'src/cli.ts', 'config', 'serve', '--index', index, '--no-reranker', '--json'],
