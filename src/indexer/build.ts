@@ -11,7 +11,7 @@ import { diskFullOr, ParamineError } from '../errors.js';
 import { type OperatingPoint, readManifest } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { createProgress } from '../progress.js';
-import { type GroupKeySpec, SentenceStore, STORE_DIR } from '../store/index.js';
+import { type GroupKeySpec, SentenceStore, STORE_DIR, USER_ID_KEY } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { checkBudget } from './budget.js';
 import { ProvidedEmbeddings } from './embeddings.js';
@@ -102,7 +102,7 @@ export async function buildIndex(
     await store.commit([], { [STATE_KEY]: state });
     if (!options.keepEmbeddings) rmSync(workDir, { recursive: true, force: true });
     const tuned = await tuneBuilt(out, built.factory, options, log);
-    await buildGroupTables(out, groupKeysOf(options), { quiet: options.quiet, store });
+    await buildGroupTables(out, groupKeysOf(options, store), { quiet: options.quiet, store });
     sampleRss();
     return {
       counters: state.counters,
@@ -194,7 +194,7 @@ async function finishedBuild(
     `${out} already holds the finished index of these inputs (${manifest.ntotal} vectors): nothing to redo`,
   );
   const tuned = manifest.operatingPoints ? undefined : await tuneBuilt(out, manifest.factory, options, log);
-  await buildGroupTables(out, groupKeysOf(options), { quiet: options.quiet, store: ctx.store });
+  await buildGroupTables(out, groupKeysOf(options, ctx.store), { quiet: options.quiet, store: ctx.store });
   const build = manifest.build as { plan?: { reason?: string }; trainMs?: number; fillMs?: number };
   return {
     counters: state.counters,
@@ -321,9 +321,23 @@ function checkResumable(
   return s;
 }
 
-/** The group tables to write: those asked for, and `doc` for documents (a sentence's context is its doc's). */
-function groupKeysOf(options: BuildOptions): GroupKeySpec[] {
+/**
+ * The group tables to write: those asked for, `doc` for documents (a sentence's context is its doc's), and
+ * `id` when the records carry their own ids (found by them through the API).
+ */
+function groupKeysOf(options: BuildOptions, store: SentenceStore): GroupKeySpec[] {
+  const keys = [...options.groupKeys];
   const docs = options.documents || options.inputs.some((f) => formatOf(f, options.format) === 'srt');
-  const has = options.groupKeys.some((g) => g.key === 'doc');
-  return docs && !has ? [...options.groupKeys, { key: 'doc', order: 'none' }] : options.groupKeys;
+  if (docs && !keys.some((g) => g.key === 'doc')) keys.push({ key: 'doc', order: 'none' });
+  if (!keys.some((g) => g.key === USER_ID_KEY) && carriesIds(store))
+    keys.push({ key: USER_ID_KEY, order: 'none' });
+  return keys;
+}
+
+/** Whether the first records carry a user id (a corpus gives every record one, or none). */
+function carriesIds(store: SentenceStore): boolean {
+  for (const { record } of store.range(0, Math.min(store.count, 1000))) {
+    if (record.meta?.[USER_ID_KEY] !== undefined) return true;
+  }
+  return false;
 }

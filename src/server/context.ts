@@ -34,7 +34,15 @@ export interface AppContext {
   /** The parts of the service the routes use. */
   service: Pick<
     Service,
-    'core' | 'store' | 'indexInfo' | 'readiness' | 'writes' | 'domains' | 'context' | 'labelCuts'
+    | 'core'
+    | 'store'
+    | 'indexInfo'
+    | 'readiness'
+    | 'writes'
+    | 'domains'
+    | 'context'
+    | 'labelCuts'
+    | 'sentenceId'
   >;
   limits: Limits;
   metrics: Metrics;

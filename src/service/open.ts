@@ -33,6 +33,7 @@ import {
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { type LabelCuts, labelCuts, labelPorts } from './labels.js';
 import { ReadinessProbe } from './readiness.js';
+import { resolveSentenceId } from './user-ids.js';
 import { type SealOptions, SentenceWrites } from './writes.js';
 
 export { DEFAULT_RERANKER };
@@ -147,6 +148,8 @@ export interface Service {
   indexInfo(): { dir: string; manifest: ShardedIndex['manifest'] };
   /** The `n` sentences on each side of `id` in its document; undefined when it has no document. */
   context(id: number, n: number): SentenceContext | undefined;
+  /** The index id of an id as a request gives it: the index's own, or one the user gave (user-ids.ts). */
+  sentenceId(given: string): number;
   /** Adds and deletes while serving (POST /v1/sentences, DELETE /v1/sentences/{id}). */
   writes: SentenceWrites;
   /** What mining jobs run against. */
@@ -263,6 +266,7 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     domains,
     indexInfo: () => ({ dir: o.index, manifest: index.manifest }),
     context: (id: number, n: number) => sentenceContext(store, groups, id, n),
+    sentenceId: (given: string) => resolveSentenceId(given, { groups, store, writes }),
     writes,
     jobContext,
     openJobs({ dir, dataDir, ...managerOptions }) {

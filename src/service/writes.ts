@@ -79,7 +79,6 @@ export interface SealOptions {
 
 /** Growing-segment size that triggers a seal: exact search over it stays a few ms a query on 2 cores. */
 export const SEAL_AT = 20_000;
-
 /** Vectors measured for the quantizers' fit (each side). */
 const FIT_SAMPLE = 2000;
 /** How often a serving process looks for writes made by another one. */
@@ -168,6 +167,12 @@ export class SentenceWrites {
     };
   }
 
+  /** The live sentence POST /v1/sentences or `paramine add` added under this client id, if any. */
+  idForClient(clientId: string): number | undefined {
+    const id = this.#updates?.idForClient(clientId);
+    return id !== undefined && this.#isLive(id) ? id : undefined;
+  }
+
   /** An added sentence's text and embedding (domains score it from them); undefined when not an added one. */
   addedRow(id: number): { text: string; vector: Float32Array } | undefined {
     const u = this.#updates;
@@ -215,13 +220,8 @@ export class SentenceWrites {
       const tag = item.clientId === undefined ? {} : { clientId: item.clientId };
       if (item.replaces !== undefined && retried === undefined && item.replaces !== existing) {
         if (!this.#isLive(item.replaces)) {
-          throw new ParamineError(
-            'NOT_FOUND',
-            `sentences[${at}].replaces: no sentence with id ${item.replaces}`,
-            {
-              field: `sentences[${at}].replaces`,
-            },
-          );
+          const field = `sentences[${at}].replaces`;
+          throw new ParamineError('NOT_FOUND', `${field}: no sentence with id ${item.replaces}`, { field });
         }
         replaced.push(item.replaces);
       }

@@ -21,6 +21,11 @@ import { taggerFor } from '../text/index.js';
 import type { SentenceRecord } from './store.js';
 
 export const GROUPS_DIR = 'groups';
+/**
+ * The metadata key of the ids users give their records (a jsonl `id`, a CSV `id` column): the build
+ * writes its table when the records carry one, so GET and DELETE /v1/sentences/{id} find them by it.
+ */
+export const USER_ID_KEY = 'id';
 const FORMAT_VERSION = 1;
 /** Sentences per write transaction while building. */
 const TXN_ROWS = 20_000;

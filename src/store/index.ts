@@ -18,6 +18,7 @@ export {
   groupTableIdentity,
   groupValuesOf,
   parseGroupKeySpec,
+  USER_ID_KEY,
 } from './groups.js';
 export { type GroupView, withAdded } from './groups-added.js';
 export { loadWrites } from './live-load.js';

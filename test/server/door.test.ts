@@ -26,11 +26,11 @@ t.test('an empty-bodied DELETE with a JSON content type is accepted', async (t) 
   t.equal(res.json().deleted, true);
 });
 
-t.test('a sentence id that is no integer says so', async (t) => {
+t.test('an id that is neither an index id nor one a user gave says what ids are', async (t) => {
   for (const id of ['abc', '1.5']) {
     const res = await app.inject({ method: 'GET', url: `/v1/sentences/${id}` });
-    t.equal(res.statusCode, 400);
-    t.match(res.json().message, /integers/, id);
+    t.equal(res.statusCode, 404);
+    t.match(res.json().message, /not an index id \(0, 1, 2, \.\.\.\) nor an id a record or a write gave/, id);
   }
 });
 

@@ -77,7 +77,7 @@ t.test('real responses match the spec', async (t) => {
   await check(t, 'POST', '/v1/classify', 400, { pairs: [] });
   await check(t, 'GET', '/v1/sentences/3', 200);
   await check(t, 'GET', '/v1/sentences/999999', 404);
-  await check(t, 'GET', '/v1/sentences/-1', 400);
+  await check(t, 'GET', '/v1/sentences/-1', 404);
   await check(t, 'GET', '/v1/index', 200);
   await check(t, 'GET', '/v1/domains', 200);
   await check(t, 'POST', '/v1/search', 404, { text: 'a test', domain: { name: 'none' } });

@@ -187,8 +187,9 @@ t.test('sentences, index info, health, metrics', async (t) => {
     meta: { ref: 'Proverbs 1:2', version: 'WEB' },
   });
   t.equal((await app.inject({ method: 'GET', url: '/v1/sentences/999999' })).statusCode, 404);
+  // Not digits: an id the user gave (a record's, a write's), here none.
   const bad = await app.inject({ method: 'GET', url: '/v1/sentences/abc' });
-  t.equal(bad.statusCode, 400);
+  t.equal(bad.statusCode, 404);
   t.equal(bad.json().field, 'id');
   const info = (await app.inject({ method: 'GET', url: '/v1/index' })).json();
   t.equal(info.sentences, info.manifest.ntotal);

@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -114,10 +115,11 @@ class Paramine:
             body["where"] = dict(where)
         return m.DeletedSentences.model_validate(self._json("POST", "/v1/sentences/delete", json=body))
 
-    def sentence(self, id: int, context: int = 0) -> m.Sentence:
-        """One sentence by id, with `context` sentences on each side when it was read from a document."""
+    def sentence(self, id: int | str, context: int = 0) -> m.Sentence:
+        """One sentence by its index id, or by the id you gave it (a record's `id`, an `add`'s `id`), with
+        `context` sentences on each side when it was read from a document."""
         params = {"context": context} if context else {}
-        return m.Sentence.model_validate(self._json("GET", f"/v1/sentences/{id}", params=params))
+        return m.Sentence.model_validate(self._json("GET", f"/v1/sentences/{quote(str(id), safe='')}", params=params))
 
     def index(self) -> m.IndexInfo:
         return m.IndexInfo.model_validate(self._json("GET", "/v1/index"))

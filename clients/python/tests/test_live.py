@@ -41,6 +41,7 @@ def test_add_get_with_context_and_delete(client):
     assert again.sentences[0].id == s.id and again.sentences[0].status.value == "retried"
     got = client.sentence(s.id)
     assert got.text.startswith("A brand new sentence")
+    assert client.sentence("py-1").id == s.id  # by the id you gave
     # the same text: found at once (kept although its dedup key is the query's)
     found = client.search("A brand new sentence about quiet harbours at dawn.", k=3, excludeDuplicates=False)
     assert s.id in [c.id for c in found.results[0].candidates]

@@ -172,15 +172,17 @@ export const sentenceQuery = z
   .strict();
 
 export const sentenceIdParams = z.object({
-  id: z.coerce
-    .number({
-      error: (issue) =>
-        issue.code === 'invalid_type' ? 'sentence ids are integers (0, 1, 2, ...)' : undefined,
-    })
-    .int('sentence ids are integers (0, 1, 2, ...)')
-    .min(0)
-    .max(Number.MAX_SAFE_INTEGER)
-    .meta({ description: 'Sentence id (the same in the index and the store; dense from 0).', example: 5 }),
+  id: z
+    .string()
+    .min(1)
+    .max(500)
+    .meta({
+      description:
+        'The index id (digits: the same in the index and the store, dense from 0), or the id the user gave: ' +
+        "a record's `id` (jsonl key or CSV column) or a write's client id (POST /v1/sentences `id`). An id " +
+        'that names several sentences is a 409.',
+      example: '5',
+    }),
 });
 
 /** Most sentences one write may add. */

@@ -8,7 +8,7 @@ export const infoRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   app.addHook('onRequest', auth.require('read'));
   const { service } = ctx;
   app.get('/v1/sentences/:id', async (req) => {
-    const { id } = parseInput(sentenceIdParams, req.params, 'id');
+    const id = service.sentenceId(parseInput(sentenceIdParams, req.params, 'id').id);
     const { context } = parseInput(sentenceQuery, req.query, 'query');
     const rec = service.store.get(id);
     if (rec === undefined) throw new ParamineError('NOT_FOUND', `no sentence with id ${id}`, { field: 'id' });

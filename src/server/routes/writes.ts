@@ -18,7 +18,7 @@ export const writeRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     return { sentences: added, seq: writes.stats.seq };
   });
   app.delete('/v1/sentences/:id', async (req) => {
-    const { id } = parseInput(sentenceIdParams, req.params, 'id');
+    const id = ctx.service.sentenceId(parseInput(sentenceIdParams, req.params, 'id').id);
     const { deleted, missing } = await writes.delete([id]);
     if (missing.length > 0)
       throw new ParamineError('NOT_FOUND', `no sentence with id ${id}`, { field: 'id' });

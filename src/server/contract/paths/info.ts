@@ -4,8 +4,26 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { errors } from '../components.js';
 import { md } from '../md.js';
 import { addSentencesRequest, deleteSentencesRequest, sentenceIdParams, sentenceQuery } from '../requests.js';
+import { ApiError } from '../schemas/errors.js';
 import { AddedSentences, DeletedSentence, DeletedSentences, IndexInfo, Sentence } from '../schemas/info.js';
 import { DomainList } from '../schemas/jobs.js';
+
+/** A user's id (a record's, a write's) that several sentences carry. */
+const sharedUserId = {
+  '409': {
+    description: 'The id the user gave names several sentences; the message lists their index ids.',
+    content: {
+      'application/json': {
+        schema: ApiError,
+        example: {
+          code: 'CONFLICT',
+          message: 'the id twin names 2 sentences (3, 4); use one of their index ids',
+          field: 'id',
+        },
+      },
+    },
+  },
+};
 
 const openApiShape = z
   .looseObject({
@@ -40,6 +58,7 @@ export const infoPaths: ZodOpenApiPathsObject = {
           },
         },
         ...errors('400', '401', '404', '500'),
+        ...sharedUserId,
       },
     },
     delete: {
@@ -54,6 +73,7 @@ export const infoPaths: ZodOpenApiPathsObject = {
           content: { 'application/json': { schema: DeletedSentence, example: { id: 5, deleted: true } } },
         },
         ...errors('400', '401', '404', '500'),
+        ...sharedUserId,
       },
     },
   },
