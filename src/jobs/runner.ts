@@ -30,7 +30,7 @@ import {
 } from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
 import { openSinceSource, type SinceSource, storedSinceSource } from './since.js';
-import { effectiveFilter, effectiveScope, type JobSpec } from './spec.js';
+import { effectiveFilter, effectiveScope, type JobSpec, rampedBatchSize } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
 import { bestClausePairs, type SubSentencePair, spanModelPairs } from './subsentence.js';
 
@@ -181,17 +181,6 @@ async function scopedSearch(ctx: JobContext, spec: JobSpec): Promise<ScopedSearc
     recall: spec.recall,
   });
 }
-
-/** The first batch of a run. */
-const FIRST_BATCH = 16;
-
-/**
- * The size of a run's n-th batch: from 16 doubling up to the job's batchSize, so progress (committed per
- * batch) moves within seconds even when one full batch, reranked, takes a minute; a long job's batches
- * are batchSize after a few.
- */
-export const rampedBatchSize = (n: number, batchSize: number): number =>
-  Math.min(batchSize, FIRST_BATCH * 2 ** Math.min(n, 20));
 
 async function runBatches(
   run: BatchRun,

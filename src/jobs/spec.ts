@@ -12,6 +12,17 @@ import { alignOptionsSchema } from './align.js';
 /** Query sentences per checkpoint of a mining job, from the API, the page and `paramine mine` alike. */
 export const DEFAULT_BATCH_SIZE = 128;
 
+/** The first batch of a run. */
+const FIRST_BATCH = 16;
+
+/**
+ * The size of a run's n-th batch: from 16 doubling up to the job's batchSize, so progress (committed per
+ * batch) moves within seconds even when one full batch, reranked, takes a minute; a long job's batches
+ * are batchSize after a few.
+ */
+export const rampedBatchSize = (n: number, batchSize: number): number =>
+  Math.min(batchSize, FIRST_BATCH * 2 ** Math.min(n, 20));
+
 export const MAX_JOB_K = 100;
 /** Most neighbours of a new sentence a `since` job checks (reverseDepth). */
 export const MAX_REVERSE_DEPTH = 1024;
@@ -290,8 +301,8 @@ export const jobSpecSchema = z
       .max(4096)
       .default(DEFAULT_BATCH_SIZE)
       .describe(
-        'Query sentences per checkpoint (smaller batches interleave better with queries). A run starts at 16 ' +
-          'and doubles up to it, so progress shows within seconds.',
+        'Query sentences per checkpoint (smaller batches interleave better with queries). A run starts at ' +
+          `${FIRST_BATCH} and doubles up to it, so progress shows within seconds.`,
       ),
     since: z
       .union([
