@@ -8,12 +8,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { describeOptions, flagChecks, type OptionRow, type Settings } from '../config.js';
+import { defaultOf, describeOptions, flagChecks, type OptionRow, type Settings } from '../config.js';
+import { domainRequestSchema } from '../domain/index.js';
 import { ENVIRONMENT } from '../env.js';
 import { ParamineError } from '../errors.js';
 import { readManifest } from '../index/manifest.js';
 import { buildOptionsSchema } from '../indexer/options.js';
 import { tuneOptionsSchema } from '../indexer/tune.js';
+import { jobSpecSchema } from '../jobs/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { queueOptionsSchema, workerOptionsSchema } from '../queue/options.js';
 import { DEFAULT_RERANKER } from '../service/index.js';
@@ -78,8 +80,20 @@ async function derived(path: string, rows: OptionRow[]): Promise<void> {
     }
     set('reranker', reranker);
   }
+  if (path !== 'mine') return;
   const out = by.get('out')?.value;
-  if (path === 'mine' && typeof out === 'string') set('state', `${out}.state`);
+  if (typeof out === 'string') set('state', `${out}.state`);
+  // A flag not given leaves its field to the job schema's default.
+  const fields: Record<string, z.ZodType | undefined> = {
+    ...(jobSpecSchema.shape as Record<string, z.ZodType>),
+    domainMode: domainRequestSchema.shape.mode,
+    domainApply: domainRequestSchema.shape.apply,
+  };
+  for (const r of rows) {
+    const field = fields[r.name];
+    const d = field === undefined ? undefined : defaultOf(field);
+    if (r.value === undefined && d !== undefined) Object.assign(r, { value: d, source: 'default' });
+  }
 }
 
 /** The environment variables a command reads outside its options (ENVIRONMENT says "paramine NAME: …"). */

@@ -5,13 +5,12 @@
  */
 
 import { availableParallelism } from 'node:os';
-import { basename, dirname, resolve } from 'node:path';
 import { type Command, Option } from 'commander';
+import type { z } from 'zod';
 import { defaultOf } from '../config.js';
 import { domainRequestSchema } from '../domain/index.js';
 import { ParamineError } from '../errors.js';
 import {
-  DEFAULT_BATCH_SIZE,
   type JobManager,
   type JobRecord,
   type JobSpecInput,
@@ -19,191 +18,24 @@ import {
   jobSpecSchema,
   PRESET_NAMES,
 } from '../jobs/index.js';
-import { LABEL_MODES, type LabelMode } from '../models/ports.js';
+import { LABEL_MODES } from '../models/ports.js';
 import { setNumThreads } from '../native/index.js';
 import { createProgress, formatDuration } from '../progress.js';
 import { DEFAULT_RERANKER, openService } from '../service/index.js';
 import { existingPairs, writeLines, writePairs } from './mine-output.js';
+import { type MineFlags, specFromFlags } from './mine-spec.js';
+
+export { type MineFlags, specFromFlags };
 
 const num = (v: string) => Number(v);
 
-/** Defaults the job's own schema declares (the HTTP body has the same ones). */
-const JOB = {
-  k: defaultOf(jobSpecSchema.shape.k) as number,
-  cluster: defaultOf(jobSpecSchema.shape.cluster) as boolean,
-};
-const DOMAIN = {
-  mode: defaultOf(domainRequestSchema.shape.mode) as string,
-  apply: defaultOf(domainRequestSchema.shape.apply) as string,
-};
-
-export interface MineFlags {
-  index: string;
-  out: string;
-  state?: string;
-  resume: boolean;
-  k: number;
-  nprobe?: number;
-  recall?: number;
-  minCosine?: number;
-  marginK?: number;
-  minMargin?: number;
-  rerank: boolean;
-  reranker?: string;
-  labels?: string[];
-  labelsMode?: LabelMode;
-  minProbability?: number;
-  preset?: string;
-  minTokens?: number;
-  minChars?: number;
-  bleuMin?: number;
-  bleuMax?: number;
-  plrMax?: number;
-  lengthRatioMax?: number;
-  excludeSame?: string[];
-  withinGroup?: string[];
-  window?: string;
-  negatives: boolean;
-  exactMax?: number;
-  charNgramMin?: number;
-  charNgramMax?: number;
-  filterJson?: string;
-  bertscoreMin?: number;
-  domain?: string;
-  domainMode?: string;
-  domainThreshold?: number;
-  domainTopFraction?: number;
-  domainApply?: string;
-  cluster: boolean;
-  range?: string;
-  queries?: string;
-  docPairs?: string;
-  batchSize: number;
-  faissThreads: number;
-  quiet: boolean;
-  since?: string;
-  reverseDepth?: number;
-  append: boolean;
-}
-
-/** `x` without its undefined fields. */
-const defined = <T extends object>(x: T) =>
-  Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as Partial<T>;
-
-/** The job spec the flags describe (validated by the same schema as the HTTP body). */
-export function specFromFlags(o: MineFlags): { spec: JobSpecInput; dataDir?: string } {
-  let scope: JobSpecInput['scope'] = { kind: 'all' };
-  let dataDir: string | undefined;
-  if (o.range !== undefined && o.queries !== undefined) {
-    throw new ParamineError('BAD_INPUT', 'give --range or --queries, not both', { field: 'range' });
-  }
-  if (o.range !== undefined) {
-    const m = /^(\d+):(\d+)$/.exec(o.range);
-    if (!m)
-      throw new ParamineError('BAD_INPUT', '--range takes START:END (ids, END excluded)', { field: 'range' });
-    scope = { kind: 'range', start: Number(m[1]), end: Number(m[2]) };
-  } else if (o.queries !== undefined) {
-    // The CLI may read any file the user names: its directory plays the data directory.
-    dataDir = dirname(resolve(o.queries));
-    scope = { kind: 'file', path: basename(o.queries) };
-  }
-  if (o.docPairs !== undefined) {
-    const dir = dirname(resolve(o.docPairs));
-    if (dataDir !== undefined && dataDir !== dir) {
-      throw new ParamineError('BAD_INPUT', '--queries and --doc-pairs must sit in the same directory', {
-        field: 'docPairs',
-      });
-    }
-    dataDir = dir;
-  }
-  const spec: JobSpecInput = {
-    scope,
-    k: o.k,
-    batchSize: o.batchSize,
-    cluster: o.cluster,
-    filter: defined({
-      minTokens: o.minTokens,
-      minChars: o.minChars,
-      bleuMin: o.bleuMin,
-      bleuMax: o.bleuMax,
-      plrMax: o.plrMax,
-      lengthRatioMax: o.lengthRatioMax,
-      charNgramMin: o.charNgramMin,
-      charNgramMax: o.charNgramMax,
-      ...(o.filterJson === undefined ? {} : parseFilterJson(o.filterJson)),
-      bertScoreMin: o.bertscoreMin,
-    }),
-    ...defined({
-      nprobe: o.nprobe,
-      recall: o.recall,
-      minCosine: o.minCosine,
-      excludeSame: o.excludeSame,
-      exactMax: o.exactMax,
-      since: o.since === undefined ? undefined : parseSince(o.since),
-      reverseDepth: o.reverseDepth,
-    }),
-    ...(o.withinGroup === undefined
-      ? {}
-      : { withinGroup: o.withinGroup.length === 1 ? (o.withinGroup[0] as string) : o.withinGroup }),
-    ...(o.window === undefined ? {} : { window: parseWindow(o.window) }),
-    ...(o.docPairs === undefined ? {} : { docPairs: { path: basename(o.docPairs) } }),
-    ...(o.negatives ? { negatives: true } : {}),
-    ...(o.preset === undefined ? {} : { preset: o.preset }),
-    ...(o.marginK !== undefined || o.minMargin !== undefined
-      ? { margin: defined({ k: o.marginK, min: o.minMargin }) }
-      : {}),
-    ...rerankOf(o),
-    ...(o.domain === undefined
-      ? {}
-      : {
-          domain: {
-            name: o.domain,
-            ...defined({
-              mode: o.domainMode as 'subsample',
-              threshold: o.domainThreshold,
-              topFraction: o.domainTopFraction,
-              apply: o.domainApply as 'both',
-            }),
-          },
-        }),
-  };
-  return dataDir === undefined ? { spec } : { spec, dataDir };
-}
-
-/** --since N | seq:N | id:N | an ISO time: the point after which sentences count as new. */
-function parseSince(text: string): { seq: number } | { id: number } | { time: string } {
-  const m = /^(?:(seq|id):)?(\d+)$/.exec(text.trim());
-  if (m) return m[1] === 'id' ? { id: Number(m[2]) } : { seq: Number(m[2]) };
-  if (!Number.isNaN(Date.parse(text))) return { time: new Date(text).toISOString() };
-  throw new ParamineError(
-    'BAD_INPUT',
-    "--since takes a write sequence number (N or seq:N), id:N (a previous job's untilId) or an ISO time",
-    { field: 'since' },
-  );
-}
-
-/** --window KEY:Nd (days, a date key) or KEY:N (width, a number key). */
-function parseWindow(text: string): { key: string; days?: number; width?: number } {
-  const m = /^(.+):(\d+(?:\.\d+)?)(d?)$/.exec(text);
-  if (!m) {
-    throw new ParamineError('BAD_INPUT', '--window takes KEY:DAYSd (a date key, e.g. date:7d) or KEY:WIDTH', {
-      field: 'window',
-    });
-  }
-  const n = Number(m[2]);
-  return m[3] === 'd' ? { key: m[1] as string, days: n } : { key: m[1] as string, width: n };
-}
-
-/** --filter '{"anyOf": [...]}': the filter fields as JSON (validated with the job). */
-function parseFilterJson(text: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(text);
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
-  } catch {
-    // reported below
-  }
-  throw new ParamineError('BAD_INPUT', '--filter takes a JSON object of filter fields', { field: 'filter' });
-}
+/**
+ * The defaults the job schema declares, for the help text only: a flag not given leaves its field out of
+ * the request, and the schema fills it (as for the HTTP body and the page).
+ */
+const said = (field: z.ZodType) => ` (default: ${String(defaultOf(field))})`;
+const JOB = jobSpecSchema.shape;
+const DOMAIN = domainRequestSchema.shape;
 
 export function register(program: Command): void {
   mineCommand(program);
@@ -218,13 +50,17 @@ export function mineCommand(program: Command): Command {
     .requiredOption('--out <file>', 'pairs as NDJSON (clusters go to FILE.clusters.jsonl)')
     .option('--state <dir>', 'job state directory (default: OUT.state)')
     .option('--resume', 'continue the interrupted job in --state', false)
-    .option('--k <n>', 'neighbours examined per sentence', num, JOB.k)
+    .option(
+      '--spec <file|json>',
+      'a job request as POST /v1/jobs takes it (any field); the flags below add to it',
+    )
+    .option('--k <n>', `neighbours examined per sentence${said(JOB.k)}`, num)
     .option('--nprobe <n>', 'IVF lists visited per query', num)
     .option('--recall <r>', "wanted recall@10: the index's cheapest operating point reaching it", num)
     .option('--min-cosine <x>', 'drop pairs below this cosine', num)
     .option('--margin-k <n>', 'score pairs by ratio margin over k neighbours (Artetxe & Schwenk)', num)
     .option('--min-margin <x>', 'drop pairs below this margin (e.g. 1.06)', num)
-    .option('--rerank', 'label pairs with the cross-encoder', false)
+    .option('--rerank', 'label pairs with the cross-encoder')
     .option('--reranker <name|dir>', `cross-encoder (default: ${DEFAULT_RERANKER})`)
     .option('--labels <labels...>', 'keep pairs with these labels (needs --rerank)')
     .addOption(
@@ -250,23 +86,19 @@ export function mineCommand(program: Command): Command {
       'never pair sentences sharing a value under these keys (e.g. section)',
     )
     .option('--window <key:days>', 'pairs only within a window of an ordered key: date:7d, or year:2')
-    .option(
-      '--negatives',
-      'emit the top-k pairs the filters or the cross-encoder reject (hard negatives)',
-      false,
-    )
+    .option('--negatives', 'emit the top-k pairs the filters or the cross-encoder reject (hard negatives)')
     .option('--exact-max <n>', 'groups up to this size are searched exactly, larger ones via the index', num)
     .option('--bertscore-min <x>', 'BERTScore F1 above this (token vectors of the encoder)', num)
     .option('--domain <name>', 'mine within a domain of the index (paramine domain add)')
-    .option('--domain-mode <mode>', 'subsample, weighted or combined', DOMAIN.mode)
+    .option('--domain-mode <mode>', `subsample, weighted or combined${said(DOMAIN.mode)}`)
     .option(
       '--domain-threshold <sigma>',
       'keep sentences with σ below this (default: the change point 0)',
       num,
     )
     .option('--domain-top-fraction <f>', 'keep the most in-domain fraction of the index instead', num)
-    .option('--domain-apply <side>', 'subsample queries, candidates or both', DOMAIN.apply)
-    .option('--cluster', 'group accepted pairs into multi-reference sets', JOB.cluster)
+    .option('--domain-apply <side>', `subsample queries, candidates or both${said(DOMAIN.apply)}`)
+    .option('--cluster', 'group accepted pairs into multi-reference sets')
     .option('--range <start:end>', 'mine only these ids as queries')
     .option('--queries <file>', 'query sentences from a corpus file instead of the index itself')
     .option(
@@ -279,7 +111,7 @@ export function mineCommand(program: Command): Command {
     )
     .option('--reverse-depth <n>', "with --since: each new sentence's neighbours checked first", num)
     .option('--append', 'add the pairs to --out, leaving out those already in it', false)
-    .option('--batch-size <n>', 'query sentences per checkpoint', num, DEFAULT_BATCH_SIZE)
+    .option('--batch-size <n>', `query sentences per checkpoint${said(JOB.batchSize)}`, num)
     .option(
       '--faiss-threads <n>',
       'FAISS OpenMP and BLAS threads (the miner has the machine); scores can differ in the last bits ' +
@@ -291,12 +123,6 @@ export function mineCommand(program: Command): Command {
     .action(async (o: MineFlags) => mine(o));
 }
 
-function rerankOf(o: MineFlags) {
-  return o.rerank
-    ? { rerank: defined({ labels: o.labels, minProbability: o.minProbability, mode: o.labelsMode }) }
-    : {};
-}
-
 export async function mine(o: MineFlags): Promise<void> {
   const started = Date.now();
   const { spec, dataDir } = specFromFlags(o);
@@ -305,7 +131,7 @@ export async function mine(o: MineFlags): Promise<void> {
   setNumThreads(o.faissThreads, o.faissThreads);
   const service = await openService({
     index: o.index,
-    reranker: o.rerank ? o.reranker : false,
+    reranker: spec.rerank !== undefined ? o.reranker : false,
     batch: { maxBatch: 256, maxWaitMs: 0 },
   });
   const { manager, store } = service.openJobs({ dir: o.state ?? `${o.out}.state`, dataDir });

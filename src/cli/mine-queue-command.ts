@@ -45,7 +45,7 @@ export function withQueue<F>(
           queue: String(o.queue),
           work: String(o.work),
           spec,
-          reranker: o.rerank ? (o.reranker as string | undefined) : false,
+          reranker: spec.rerank !== undefined ? (o.reranker as string | undefined) : false,
           rangeSize: Number(o.rangeSize),
           quiet: o.quiet === true,
         },

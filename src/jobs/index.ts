@@ -4,7 +4,6 @@ export { NeighbourhoodMeans, ratioMargin } from './margin.js';
 export { type AddedSentences, MAX_FILE_SENTENCES, resolveDataPath } from './queries.js';
 export { type JobContext, runJob } from './runner.js';
 export {
-  DEFAULT_BATCH_SIZE,
   effectiveFilter,
   effectiveScope,
   FILTER_PRESETS,
