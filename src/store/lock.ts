@@ -2,9 +2,11 @@
  * An owner file that keeps two processes from running one stateful directory (a job store, an annotation
  * store) at once: both would resume the same jobs and write the same results twice. `LOCK` holds the
  * owner's pid, boot id and process start time; a lock whose owner is gone (killed, crashed, another boot)
- * is stale and taken over, so a SIGKILL never leaves a directory that refuses to open.
+ * is stale and taken over, so a SIGKILL never leaves a directory that refuses to open. Of processes racing
+ * for a stale lock exactly one wins (removeStale).
  */
-import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { linkSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -62,6 +64,43 @@ function readOwner(path: string): Owner | undefined {
   return r.success ? r.data : undefined;
 }
 
+/** Tries to take a lock before giving up (each waits GUARD_WAIT_MS while another process takes over). */
+const MAX_ATTEMPTS = 200;
+const GUARD_WAIT_MS = 10;
+/** A takeover guard this old was left by a taker that died mid-takeover (a takeover takes microseconds). */
+const GUARD_STALE_MS = 30_000;
+
+/**
+ * Removes the stale lock file whose contents were `judged`, if it is still the one there. Only the process
+ * holding this lock's takeover guard (a link, so one holder) removes it; every lock file is removed only by
+ * the holder of its own content's guard, so between the check and the unlink the file cannot change, and
+ * two takers never both remove a lock (the old rename-aside let a late taker move the winner's fresh lock:
+ * 2 to 4 of 6 racing processes "won" a stale lock).
+ */
+function removeStale(path: string, judged: string, claim: string): void {
+  const guard = `${path}.takeover-${createHash('sha256').update(judged).digest('hex').slice(0, 16)}`;
+  try {
+    linkSync(claim, guard);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    const age = (() => {
+      try {
+        return Date.now() - statSync(guard).mtimeMs;
+      } catch {
+        return 0;
+      }
+    })();
+    if (age > GUARD_STALE_MS) rmSync(guard, { force: true });
+    else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, GUARD_WAIT_MS);
+    return;
+  }
+  try {
+    if (readOr(path, '') === judged) rmSync(path, { force: true });
+  } finally {
+    rmSync(guard, { force: true });
+  }
+}
+
 export class DirLock {
   readonly #path: string;
   #held = true;
@@ -83,13 +122,14 @@ export class DirLock {
     const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
     writeFileSync(tmp, `${JSON.stringify(me)}\n`);
     try {
-      for (let attempt = 0; attempt < 3; attempt++) {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         try {
           linkSync(tmp, path); // atomic: fails when a lock file exists
           return new DirLock(path);
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         }
+        const judged = readOr(path, '');
         const owner = readOwner(path);
         if (owner !== undefined && alive(owner)) {
           throw new ParamineError(
@@ -99,13 +139,7 @@ export class DirLock {
             { field: dir },
           );
         }
-        // Stale (or unreadable): move it aside atomically, so two takers cannot both win.
-        try {
-          renameSync(path, `${path}.stale-${process.pid}`);
-          unlinkSync(`${path}.stale-${process.pid}`);
-        } catch {
-          // another taker moved it first; try again
-        }
+        removeStale(path, judged, tmp);
       }
       throw new ParamineError('LOCKED', `${what} ${dir}: could not take its lock`, { field: dir });
     } finally {

@@ -29,7 +29,13 @@ t.test('--spec gives any field; flags add to it', async (t) => {
   const file = join(dir, 'job.json');
   writeFileSync(file, JSON.stringify(request));
   for (const given of [file, JSON.stringify(request)]) {
-    const { spec } = specFromFlags({ ...base, spec: given, minTokens: 5, rerank: true, labels: ['paraphrase'] });
+    const { spec } = specFromFlags({
+      ...base,
+      spec: given,
+      minTokens: 5,
+      rerank: true,
+      labels: ['paraphrase'],
+    });
     const parsed = jobSpecSchema.parse(spec);
     t.equal(parsed.k, 7, 'from the spec');
     t.match(parsed.docPairs, { align: { min: 0.3, partners: 2 } }, 'a field no flag has');
