@@ -128,6 +128,32 @@ export async function publishFile(from: string, to: string): Promise<void> {
   await fsyncDir(dirname(to));
 }
 
+/** fsync of every file under `dir` and of the directories themselves, deepest first. */
+async function fsyncTree(dir: string): Promise<void> {
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) await fsyncTree(path);
+    else if (e.isFile()) await fsyncPath(path, 'r+');
+  }
+  await fsyncDir(dir);
+}
+
+/**
+ * Replaces the directory `final` with `staging` (written in full, beside it on the same file system): every
+ * file in it is fsynced first, the old directory is moved to `aside` and removed after, and the parent is
+ * fsynced, so after a crash `final` is the old directory or the whole new one (a model, a domain).
+ */
+export async function replaceDir(final: string, staging: string, aside: string): Promise<void> {
+  await fsyncTree(staging);
+  await rm(aside, { recursive: true, force: true });
+  await rename(final, aside).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'ENOENT') throw e;
+  });
+  await rename(staging, final);
+  await fsyncDir(dirname(final));
+  await rm(aside, { recursive: true, force: true });
+}
+
 /** Hex sha256 of bytes. */
 export const sha256 = (bytes: Uint8Array | string): string =>
   createHash('sha256').update(bytes).digest('hex');

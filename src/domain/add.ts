@@ -9,9 +9,9 @@
  * only then does domains.json list it.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../durable.js';
+import { replaceDir, writeFileAtomic } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { DEFAULT_SEED, readManifest, VectorFile } from '../index/index.js';
 import { createProgress, type ProgressOptions } from '../progress.js';
@@ -269,12 +269,5 @@ async function scoreAll(
 
 /** domains/.NAME.building → domains/NAME, the old directory (if any) moved aside first. */
 export async function installDomain(index: string, name: string, staging: string): Promise<void> {
-  const final = domainDir(index, name);
-  const old = join(index, DOMAINS_DIR, `.${name}.old`);
-  await rm(old, { recursive: true, force: true });
-  await rename(final, old).catch((e: NodeJS.ErrnoException) => {
-    if (e.code !== 'ENOENT') throw e;
-  });
-  await rename(staging, final);
-  await rm(old, { recursive: true, force: true });
+  await replaceDir(domainDir(index, name), staging, join(index, DOMAINS_DIR, `.${name}.old`));
 }

@@ -11,9 +11,9 @@
  * sets, whatever the collection's size.
  */
 import { existsSync } from 'node:fs';
-import { type FileHandle, open, rename, rm } from 'node:fs/promises';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { dropStaleTemps, fsyncDir, replaceFile } from '../durable.js';
+import { dropStaleTemps, fsyncDir, publishFile, replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import {
   chooseFactory,
@@ -107,7 +107,7 @@ export async function writeShards(input: ShardsInput): Promise<ShardsResult> {
   const assembled = join(workDir, VECTORS_FILE);
   // A crash between moving vectors.f16 into the index and writing the manifest: move it back.
   if (progress.assembled && !existsSync(assembled) && existsSync(join(out, VECTORS_FILE))) {
-    await rename(join(out, VECTORS_FILE), assembled);
+    await publishFile(join(out, VECTORS_FILE), assembled);
   }
   if (!progress.assembled || !existsSync(assembled)) {
     await assemble(workDir, state, dim, options.checkpointEvery, assembled);
@@ -245,7 +245,7 @@ export async function finish(
   let kept: Manifest['vectors'];
   const target = join(out, VECTORS_FILE);
   if (options.vectors === 'f16') {
-    if (existsSync(assembled)) await rename(assembled, target);
+    if (existsSync(assembled)) await publishFile(assembled, target);
     kept = { file: VECTORS_FILE, dtype: 'float16', count: n, dim };
   } else {
     await rm(target, { force: true });

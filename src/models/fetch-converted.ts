@@ -7,13 +7,13 @@
  */
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import yauzl from 'yauzl';
 import { z } from 'zod';
-import { sha256File } from '../durable.js';
+import { replaceDir, sha256File } from '../durable.js';
 import { env as envVar } from '../env.js';
 import { ParamineError } from '../errors.js';
 import type { ConvertedEntry } from './converted.js';
@@ -237,11 +237,7 @@ export async function fetchConverted(
     }
     const record = { name: entry.name, recipe: entry.recipe, pinned: entry.pinned, files, conversion };
     await writeFile(join(out, RECORD), `${JSON.stringify(record, null, 2)}\n`);
-    const old = join(staging, 'old');
-    await rename(dir, old).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== 'ENOENT') throw e;
-    });
-    await rename(out, dir);
+    await replaceDir(dir, out, join(staging, 'old'));
     log(`fetched ${entry.name} into ${dir}`);
     return 'fetched';
   } finally {

@@ -9,11 +9,11 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import yauzl from 'yauzl';
-import { sha256File } from '../durable.js';
+import { replaceDir, sha256File } from '../durable.js';
 import { env } from '../env.js';
 import { ParamineError } from '../errors.js';
 import type { CatalogEntry } from './catalog.js';
@@ -208,12 +208,8 @@ export async function fetchModel(entry: CatalogEntry, opts: FetchOptions = {}): 
       await mkdir(dirname(join(modelDir, path)), { recursive: true });
       await writeFile(join(modelDir, path), stableJson(content));
     }
-    // Swap in the finished directory; an old (stale or corrupt) one is moved aside first.
-    const old = join(staging, 'old');
-    await rename(dir, old).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== 'ENOENT') throw e;
-    });
-    await rename(modelDir, dir);
+    // Swap in the finished directory, on disk; an old (stale or corrupt) one is moved aside first.
+    await replaceDir(dir, modelDir, join(staging, 'old'));
     log(`fetched ${entry.name} into ${dir}`);
     return 'fetched';
   } finally {

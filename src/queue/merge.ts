@@ -5,6 +5,7 @@
  */
 import { copyFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { replaceFile } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { mergePieces, shardFileName, VECTORS_FILE, writeIndexFile } from '../index/index.js';
 import { contentOptions } from '../indexer/build.js';
@@ -55,7 +56,8 @@ export async function mergeShards(work: string, b: QueueBuild, options: BuildOpt
   // finish() renames the assembled file into the index: bring it onto the index's filesystem first.
   const assembled = join(b.out, `${VECTORS_FILE}.assembled`);
   await rename(layout.vectors(work), assembled).catch(async (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EXDEV') await copyFile(layout.vectors(work), assembled);
+    // Another file system: copied in full and fsynced under a temporary name, then renamed (durable.ts).
+    if (e.code === 'EXDEV') await replaceFile(assembled, (tmp) => copyFile(layout.vectors(work), tmp));
     else if (e.code !== 'ENOENT') throw e;
   });
   const state: BuildState = {

@@ -1,7 +1,15 @@
 /** src/durable.ts: whole-or-nothing file replacement and the one file hash. */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +17,7 @@ import t from 'tap';
 import {
   dropStaleTemps,
   publishFile,
+  replaceDir,
   replaceFile,
   sha256,
   sha256File,
@@ -50,6 +59,21 @@ t.test('publishFile moves a finished file into place', async (t) => {
   await publishFile(from, join(dir, 'c'));
   t.equal(readFileSync(join(dir, 'c'), 'utf8'), 'done');
   t.notOk(readdirSync(dir).includes('c.partial'));
+});
+
+t.test('replaceDir swaps in a whole directory (a model, a domain), the old one gone', async (t) => {
+  const final = join(dir, 'model');
+  const build = (name: string, text: string) => {
+    const staging = join(dir, name);
+    mkdirSync(join(staging, 'sub'), { recursive: true });
+    writeFileSync(join(staging, 'sub', 'config.json'), text);
+    return staging;
+  };
+  await replaceDir(final, build('.staging-1', 'first'), join(dir, '.aside'));
+  t.equal(readFileSync(join(final, 'sub', 'config.json'), 'utf8'), 'first', 'where there was none');
+  await replaceDir(final, build('.staging-2', 'second'), join(dir, '.aside'));
+  t.equal(readFileSync(join(final, 'sub', 'config.json'), 'utf8'), 'second', 'over an old one');
+  t.notOk(existsSync(join(dir, '.aside')) || existsSync(join(dir, '.staging-2')), 'nothing left beside it');
 });
 
 t.test('sha256 of bytes and of a file agree with node:crypto', async (t) => {
