@@ -37,6 +37,7 @@ const experiments: Registrars = {
   writes: lazy(async () => (await import('./writes-bench.js')).writesBench),
   since: lazy(async () => (await import('./since-bench.js')).sinceBench),
   compact: lazy(async () => (await import('./compact-bench.js')).compactBench),
+  deletes: lazy(async () => (await import('./deletes-bench.js')).deletesBench),
   split: lazy(async () => (await import('./split-bench.js')).splitBench),
   'labels-latency': lazy(async () => (await import('./labels-latency.js')).labelsLatency),
   // moved out of `paramine bench`: they need ../shared/data or a Python reference

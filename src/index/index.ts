@@ -79,6 +79,7 @@ export {
   writeShardedIndex,
 } from './sharded.js';
 export { appendedSource, gatherRows, prng, sampleIds, spread, type VectorSource } from './source.js';
+export { TombstoneSet } from './tombstones.js';
 export { mergeTopK } from './topk.js';
 export { DEFAULT_SEED, type TrainOptions, type TrainProgress, type TrainStage, trainIndex } from './train.js';
 export {

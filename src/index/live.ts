@@ -2,9 +2,10 @@
  * A built index that takes writes while it serves: sentences added since the build sit first in a growing
  * exact segment (FAISS `IDMap,Flat`: searchable the moment they are added, exact at any setting), then in
  * sealed segments of the build's own kind (segment.ts), searched beside the shards at the same settings
- * and re-scored exactly; deleted ids are tombstones filtered out of every answer. A search asks the built
- * shards and the sealed segments for k plus as many more as there are tombstones a rebuild or compaction
- * has not yet removed from the shards (up to MAX_OVERFETCH), drops the deleted, and merges by score.
+ * and re-scored exactly; deleted ids are tombstones filtered out of every answer: inside the search, by a
+ * bitmap FAISS skips (tombstones.ts), with a query that comes back short searched again over more lists;
+ * where the shards take no selector (fast-scan) or the set has no bitmap, by asking for k plus as many more
+ * as there are tombstones not yet removed from the shards (up to MAX_OVERFETCH) and dropping the deleted.
  *
  * Each search takes the segments as they are when it starts (one synchronous read of `#view`); a seal
  * swaps in a new view at once, and an index it retires is closed by FAISS only after the searches still
@@ -14,6 +15,7 @@ import { createIndex, type FaissIndex, type Metric, type SearchResult } from '..
 import { closeSegment, type OpenSegment, searchSegment } from './segment.js';
 import type { ShardedIndex, ShardSearchParams } from './sharded.js';
 import { gatherRows } from './source.js';
+import { TombstoneSet } from './tombstones.js';
 
 /** Most extra neighbours a search asks the built shards for, to make up for deleted ones. */
 export const MAX_OVERFETCH = 1024;
@@ -151,30 +153,49 @@ export class LiveIndex {
     if (dead === 0 && view.growing === undefined && view.sealed.length === 0) {
       return this.base.search(queries, k, options);
     }
+    const exclude = this.#exclusion();
+    const result = await this.#searchParts(view, queries, k, options, exclude ? 0 : dead, exclude);
+    return exclude === undefined ? result : this.#fillShort(view, queries, k, options, exclude, result);
+  }
+
+  /**
+   * The deleted ids as the bitmap FAISS skips inside the search (tombstones.ts); undefined when the set
+   * has no bitmap or the shards cannot take a selector (fast-scan): then the search over-fetches.
+   */
+  #exclusion(): Uint8Array | undefined {
+    if (!(this.tombstones instanceof TombstoneSet) || this.tombstones.size === 0) return undefined;
+    return /x4fs/.test(this.base.manifest.factory) ? undefined : this.tombstones.bitmap;
+  }
+
+  /** Shards, sealed segments and the growing one, searched `k + overfetch` deep and merged without the deleted. */
+  async #searchParts(
+    view: View,
+    queries: Float32Array,
+    k: number,
+    options: ShardSearchParams,
+    overfetch: number,
+    exclude: Uint8Array | undefined,
+  ): Promise<SearchResult> {
     const n = queries.length / this.dim;
-    const deep = k + Math.min(dead, MAX_OVERFETCH);
+    const deep = k + Math.min(overfetch, MAX_OVERFETCH);
+    const opts = exclude === undefined ? options : { ...options, exclude };
     // Sealed segments are searched at the shards' settings and re-scored from their exact vectors.
-    const plan = this.base.searchPlan(deep, options, true);
+    const plan = this.base.searchPlan(deep, opts, true);
     const parts = await Promise.all([
-      this.base.search(queries, deep, options).then((r) => ({ r, width: deep })),
-      ...view.sealed.map((s) =>
-        searchSegment(s, queries, deep, plan.fetch, plan.params, this.metric).then((r) => ({
-          r,
-          width: deep,
-        })),
-      ),
-      ...(view.growing ? [view.growing.search(queries, k).then((r) => ({ r, width: k }))] : []),
+      this.base.search(queries, deep, opts),
+      ...view.sealed.map((s) => searchSegment(s, queries, deep, plan.fetch, plan.params, this.metric)),
+      ...(view.growing ? [view.growing.search(queries, deep, exclude === undefined ? {} : { exclude })] : []),
     ]);
     const better = this.metric === 'ip' ? (a: number, b: number) => b - a : (a: number, b: number) => a - b;
     const distances = new Float32Array(n * k);
     const ids = new BigInt64Array(n * k).fill(-1n);
     for (let q = 0; q < n; q++) {
       const row: Array<{ id: bigint; d: number }> = [];
-      for (const { r, width } of parts) {
-        for (let j = 0; j < width; j++) {
-          const id = r.ids[q * width + j] as bigint;
+      for (const r of parts) {
+        for (let j = 0; j < deep; j++) {
+          const id = r.ids[q * deep + j] as bigint;
           if (id >= 0n && !this.tombstones.has(Number(id)))
-            row.push({ id, d: r.distances[q * width + j] as number });
+            row.push({ id, d: r.distances[q * deep + j] as number });
         }
       }
       row.sort((x, y) => better(x.d, y.d));
@@ -184,6 +205,44 @@ export class LiveIndex {
       });
     }
     return { distances, ids };
+  }
+
+  /**
+   * An IVF search skips deleted ids inside the lists it visits, so a query whose nearest lists hold mostly
+   * deleted sentences comes back short of k: those queries are searched again visiting 4x the lists, up to
+   * every list (FAISS clamps nprobe to nlist).
+   */
+  async #fillShort(
+    view: View,
+    queries: Float32Array,
+    k: number,
+    options: ShardSearchParams,
+    exclude: Uint8Array,
+    result: SearchResult,
+  ): Promise<SearchResult> {
+    if (!/IVF/.test(this.base.manifest.factory)) return result;
+    const dim = this.dim;
+    let nprobe = this.base.searchPlan(k, options).params.nprobe ?? 1;
+    for (let round = 0; round < 3; round++) {
+      const short: number[] = [];
+      for (let q = 0; q < result.ids.length / k; q++)
+        if ((result.ids[q * k + k - 1] as bigint) < 0n) short.push(q);
+      if (short.length === 0) break;
+      nprobe *= 4;
+      const again = await this.#searchParts(
+        view,
+        gatherRows(queries, short, dim),
+        k,
+        { ...options, nprobe },
+        0,
+        exclude,
+      );
+      short.forEach((q, i) => {
+        result.ids.set(again.ids.subarray(i * k, (i + 1) * k), q * k);
+        result.distances.set(again.distances.subarray(i * k, (i + 1) * k), q * k);
+      });
+    }
+    return result;
   }
 
   async close(): Promise<void> {

@@ -222,6 +222,7 @@ export class ShardedIndex {
       ...(rescore ? {} : { kFactor }),
       ...(efSearch === undefined ? {} : { efSearch }),
       ...(options.ids === undefined ? {} : { ids: options.ids }),
+      ...(options.exclude === undefined ? {} : { exclude: options.exclude }),
     };
     return { params, fetch: rescore ? Math.max(k, Math.min(Math.ceil(k * kFactor), maxK())) : k };
   }

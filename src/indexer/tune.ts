@@ -14,6 +14,7 @@ import {
   DEFAULT_TUNE_QUERIES,
   LiveIndex,
   type OperatingPoint,
+  TombstoneSet,
   type TuneResult,
   type TuneView,
   tuneIndexDir,
@@ -70,7 +71,7 @@ export type TuneCommandOptions = z.input<typeof tuneOptionsSchema>;
 function liveView(dir: string, log: (line: string) => void): TuneView {
   return async (index, source) => {
     if (!existsSync(join(dir, UPDATES_DIR, 'data.mdb'))) return undefined;
-    const tombstones = new Set<number>();
+    const tombstones = new TombstoneSet();
     const updates = IndexUpdates.open(dir, index.ntotal, tombstones);
     const live = new LiveIndex(index, tombstones);
     try {

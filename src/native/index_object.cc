@@ -181,6 +181,7 @@ Napi::Value IndexObject::Search(const Napi::CallbackInfo& info) {
     idx_t k = static_cast<idx_t>(kd);
     if (n * k > kMaxResults) throw BadInput("search: n * k exceeds " + std::to_string(kMaxResults));
     SearchOptions opts;
+    Napi::Reference<Napi::Value> exclude;
     if (info.Length() > 2 && !info[2].IsUndefined()) {
       if (!info[2].IsObject()) throw BadInput("search: options must be an object");
       Napi::Object o = info[2].As<Napi::Object>();
@@ -203,10 +204,20 @@ Napi::Value IndexObject::Search(const Napi::CallbackInfo& info) {
         opts.select = true;
         opts.selectIds.assign(arr.Data(), arr.Data() + arr.ElementLength());
       }
+      if (o.Has("exclude") && !o.Get("exclude").IsUndefined()) {
+        Napi::Value v = o.Get("exclude");
+        if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+          throw BadInput("search: exclude must be a Uint8Array (a bitmap of ids)");
+        }
+        auto bits = v.As<Napi::Uint8Array>();
+        opts.excludeBits = bits.Data();
+        opts.excludeBytes = bits.ElementLength();
+        exclude = Napi::Persistent(v);
+      }
     }
     // Queries are copied: small, and the caller may reuse its buffer at once.
     std::vector<float> queries(x.data, x.data + x.length);
-    return QueueSearch(env, st_, std::move(queries), n, k, opts);
+    return QueueSearch(env, st_, std::move(queries), n, k, opts, std::move(exclude));
   });
 }
 

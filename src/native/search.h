@@ -19,7 +19,23 @@ struct SearchOptions {
   // copied from JS; the selector over them is built on the worker thread.
   bool select = false;
   std::vector<idx_t> selectIds;
+  // Skip these ids (deleted sentences): bit i of the caller's bitmap set excludes id i; ids past its end
+  // are kept. The bitmap is borrowed from JS (the worker holds a reference), not copied.
+  const uint8_t* excludeBits = nullptr;
+  size_t excludeBytes = 0;
   const faiss::IDSelector* sel = nullptr;
+};
+
+// The selector a search runs with: the ids selected (if any) that the exclusion bitmap (if any) keeps.
+struct SearchSelector : faiss::IDSelector {
+  const faiss::IDSelector* inner = nullptr;
+  const uint8_t* bits = nullptr;
+  size_t bytes = 0;
+  bool is_member(idx_t i) const override {
+    if (inner != nullptr && !inner->is_member(i)) return false;
+    const size_t byte = static_cast<size_t>(i) >> 3;
+    return i < 0 || byte >= bytes || ((bits[byte] >> (i & 7)) & 1) == 0;
+  }
 };
 
 void CompositeSearch(IndexState& st, const faiss::Index* index, idx_t n, const float* x, idx_t k,

@@ -18,6 +18,11 @@ export interface AnnSearchParams {
    * groups exactly instead. Fast-scan indexes reject it (BAD_INPUT).
    */
   ids?: BigInt64Array;
+  /**
+   * Skip these ids inside the search (deleted sentences): bit i of the bitmap set excludes id i; ids past
+   * its end are kept. Borrowed, not copied, for the search's duration. Fast-scan indexes reject it.
+   */
+  exclude?: Uint8Array;
 }
 
 export interface KmeansOptions {

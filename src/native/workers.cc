@@ -152,8 +152,13 @@ class AddWorker : public IndexWorker {
 class SearchWorker : public IndexWorker {
  public:
   SearchWorker(Napi::Env env, std::shared_ptr<IndexState> st, std::vector<float> queries, idx_t n, idx_t k,
-               SearchOptions opts)
-      : IndexWorker(env, std::move(st)), queries_(std::move(queries)), n_(n), k_(k), opts_(opts) {}
+               SearchOptions opts, Napi::Reference<Napi::Value> exclude)
+      : IndexWorker(env, std::move(st)),
+        queries_(std::move(queries)),
+        n_(n),
+        k_(k),
+        opts_(opts),
+        exclude_(std::move(exclude)) {}
 
  private:
   void Run() override {
@@ -163,11 +168,13 @@ class SearchWorker : public IndexWorker {
     if (!st_->index->is_trained) throw CodedError("INDEX_NOT_TRAINED", "search: the index is not trained");
     distances_.resize(n_ * k_);
     labels_.resize(n_ * k_);
-    std::unique_ptr<faiss::IDSelectorBatch> sel;
-    if (opts_.select) {
-      sel = std::make_unique<faiss::IDSelectorBatch>(opts_.selectIds.size(), opts_.selectIds.data());
-      opts_.sel = sel.get();
-    }
+    std::unique_ptr<faiss::IDSelectorBatch> batch;
+    if (opts_.select) batch = std::make_unique<faiss::IDSelectorBatch>(opts_.selectIds.size(), opts_.selectIds.data());
+    SearchSelector sel;
+    sel.inner = batch.get();
+    sel.bits = opts_.excludeBits;
+    sel.bytes = opts_.excludeBytes;
+    if (opts_.select || opts_.excludeBits != nullptr) opts_.sel = &sel;
     if (n_ > 0) CompositeSearch(*st_, st_->index.get(), n_, queries_.data(), k_, distances_.data(), labels_.data(), opts_);
   }
 
@@ -176,6 +183,8 @@ class SearchWorker : public IndexWorker {
   std::vector<float> queries_;
   idx_t n_, k_;
   SearchOptions opts_;
+  // Keeps the exclusion bitmap's buffer alive while the search reads it.
+  Napi::Reference<Napi::Value> exclude_;
   std::vector<float> distances_;
   std::vector<idx_t> labels_;
 };
@@ -350,8 +359,8 @@ Napi::Promise QueueAdd(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedFl
   return QueueWorker<AddWorker>(env, std::move(st), std::move(x), std::move(ids), n);
 }
 Napi::Promise QueueSearch(Napi::Env env, std::shared_ptr<IndexState> st, std::vector<float> queries, idx_t n,
-                          idx_t k, SearchOptions opts) {
-  return QueueWorker<SearchWorker>(env, std::move(st), std::move(queries), n, k, opts);
+                          idx_t k, SearchOptions opts, Napi::Reference<Napi::Value> exclude) {
+  return QueueWorker<SearchWorker>(env, std::move(st), std::move(queries), n, k, opts, std::move(exclude));
 }
 Napi::Promise QueueWrite(Napi::Env env, std::shared_ptr<IndexState> st, std::string path) {
   return QueueWorker<WriteWorker>(env, std::move(st), std::move(path));

@@ -76,7 +76,7 @@ struct BorrowedIds {
 Napi::Promise QueueTrain(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedFloats x, idx_t n);
 Napi::Promise QueueAdd(Napi::Env env, std::shared_ptr<IndexState> st, BorrowedFloats x, BorrowedIds ids, idx_t n);
 Napi::Promise QueueSearch(Napi::Env env, std::shared_ptr<IndexState> st, std::vector<float> queries, idx_t n,
-                          idx_t k, SearchOptions opts);
+                          idx_t k, SearchOptions opts, Napi::Reference<Napi::Value> exclude);
 Napi::Promise QueueWrite(Napi::Env env, std::shared_ptr<IndexState> st, std::string path);
 Napi::Promise QueueClone(Napi::Env env, std::shared_ptr<IndexState> st);
 Napi::Promise QueueMerge(Napi::Env env, std::shared_ptr<IndexState> into, std::shared_ptr<IndexState> from);

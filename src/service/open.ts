@@ -14,6 +14,7 @@ import {
   type Manifest,
   readManifest,
   ShardedIndex,
+  TombstoneSet,
   VectorFile,
   type VerifyMode,
 } from '../index/index.js';
@@ -335,7 +336,7 @@ async function openWrites(
 ) {
   const { index, store } = parts;
   const embed = await openWriteEncoder(o, parts.manifest.model.id, parts.embedder, closers);
-  const tombstones = new Set<number>();
+  const tombstones = new TombstoneSet();
   const live = new LiveIndex(index, tombstones);
   closers.add(() => live.close());
   const writes = await SentenceWrites.open(o.index, { store, live, embed, tombstones, ...o.seal });

@@ -57,3 +57,50 @@ t.test('IVF: only selected ids', async (t) => {
   for (let q = 0; q < 4; q++)
     t.same([...r.ids.slice(q * 5, q * 5 + 5)], brute(q, 5), `all lists probed: exact (query ${q})`);
 });
+
+/** A bitmap with these ids' bits set (the binding's `exclude`). */
+function bitmapOf(excluded: Iterable<bigint>, bytes = 4096): Uint8Array {
+  const bits = new Uint8Array(bytes);
+  for (const id of excluded)
+    bits[Number(id) >> 3] = (bits[Number(id) >> 3] as number) | (1 << (Number(id) & 7));
+  return bits;
+}
+
+t.test(
+  'exclude: the excluded ids never come back, the rest exactly (flat, IDMap, IVF, with ids too)',
+  async (t) => {
+    // Exclude every id but the selected ones: the answer must then be the selection's best.
+    const exclude = bitmapOf(ids.filter((id) => !allowed.has(id)));
+    for (const factory of ['IDMap,Flat', 'IVF8,Flat']) {
+      const index = createIndex(factory, dim, 'ip');
+      if (factory.startsWith('IVF')) await index.train(data);
+      await index.add(data, ids);
+      const r = await index.search(queries, 5, { exclude, nprobe: 8 });
+      for (let q = 0; q < 4; q++)
+        t.same([...r.ids.slice(q * 5, q * 5 + 5)], brute(q, 5), `${factory}: query ${q}`);
+      // With ids: the selected ones the bitmap keeps (here, none but the first selected).
+      const keepOne = bitmapOf(selected.slice(1));
+      const both = await index.search(queries, 3, { ids: selected, exclude: keepOne, nprobe: 8 });
+      t.same([...both.ids.slice(0, 3)], [selected[0], -1n, -1n], `${factory}: ids and exclude together`);
+      await index.close();
+    }
+    const short = bitmapOf([ids[0] as bigint], 1);
+    const index = createIndex('IDMap,Flat', dim, 'ip');
+    t.teardown(() => index.close());
+    await index.add(data, ids);
+    t.equal(
+      (await index.search(queries, 1, { exclude: short })).ids[0],
+      ids[0],
+      'ids past the bitmap are kept',
+    );
+    await t.rejects(
+      index.search(queries, 1, { exclude: new Uint16Array(4) as unknown as Uint8Array }),
+      /exclude must be a Uint8Array/,
+    );
+    const fs = createIndex('IVF4,PQ8x4fs', dim, 'ip');
+    t.teardown(() => fs.close());
+    await fs.train(data);
+    await fs.add(data, ids);
+    await t.rejects(fs.search(queries, 1, { exclude: short }), /fast-scan indexes take no id selector/);
+  },
+);
