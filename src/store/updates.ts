@@ -4,7 +4,10 @@
  * its embedding, the write's sequence number), its dedup key and client id, and a tombstone per deleted
  * sentence. One write (a batch of adds, or of deletes) is one LMDB transaction, committed and flushed
  * before it is acknowledged: a process killed right after the answer loses nothing, and a write cut short
- * leaves nothing of itself. Added ids continue the index's own (base count, base count + 1, …), so every
+ * leaves nothing of itself. The flush comes from lmdb-js itself: with `overlappingSync` (its default on
+ * Linux, kept here) a transaction's promise resolves only after the commit's fdatasync returned (run off
+ * the main thread), and every caller awaits it before answering; test/reliability/flush-before-answer
+ * slows every flush by 300 ms and checks no 2xx leaves before one returned. Added ids continue the index's own (base count, base count + 1, …), so every
  * reader (the store, the search, exports) sees one id space.
  */
 import { mkdirSync, rmSync } from 'node:fs';
