@@ -31,39 +31,10 @@ import {
   UPDATES_DIR,
 } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
-import { type Drift, driftOf } from './drift.js';
+import { driftOf } from './drift.js';
+import type { AddItem, AddOutcome, MetaFilter, WriteStats } from './write-types.js';
 
-export interface AddItem {
-  text: string;
-  meta?: Meta | undefined;
-  /** The client's id for this sentence (idempotent retries). */
-  clientId?: string | undefined;
-  /** A live sentence this one replaces: deleted in the same durable write. */
-  replaces?: number | undefined;
-}
-
-/** Metadata a sentence must have to match: each key equal to the value, or to one of the values listed. */
-export type MetaFilter = Record<string, string | number | boolean | ReadonlyArray<string | number | boolean>>;
-
-export interface AddOutcome {
-  id: number;
-  /** added: new; duplicate: the same text is already in the index (id is that sentence); retried: this client id was added before. */
-  status: 'added' | 'duplicate' | 'retried';
-  clientId?: string;
-}
-
-export interface WriteStats {
-  /** Sentences added since the build (deleted ones included), and ids deleted. */
-  added: number;
-  deleted: number;
-  /** The next write's sequence number. */
-  seq: number;
-  /** Added sentences in the growing exact segment, and in sealed segments of the build's kind. */
-  growing: number;
-  sealed: { segments: number; sentences: number };
-  /** How well the build's trained quantizers fit the sealed sentences against its own (null: not measured). */
-  drift: Drift | null;
-}
+export type { AddItem, AddOutcome, MetaFilter, WriteStats } from './write-types.js';
 
 export interface SealOptions {
   /** Seal the growing segment once it holds this many sentences (default SEAL_AT). */
@@ -81,6 +52,8 @@ export interface SealOptions {
 export const SEAL_AT = 20_000;
 /** Vectors measured for the quantizers' fit (each side). */
 const FIT_SAMPLE = 2000;
+/** Records a metadata scan reads between two turns of the event loop. */
+export const SCAN_SLICE = 4096;
 /** How often a serving process looks for writes made by another one. */
 const FOLLOW_MS = 1000;
 
@@ -268,25 +241,31 @@ export class SentenceWrites {
     return out;
   }
 
-  /** Live sentences (built or added) whose metadata matches `filter` (a scan: an operator's occasional call). */
-  matching(filter: MetaFilter): number[] {
+  /**
+   * Live sentences (built or added) whose metadata matches `filter`: a scan, in slices of SCAN_SLICE
+   * records with the event loop let go between them, so searches go on answering during a takedown.
+   */
+  async matching(filter: MetaFilter): Promise<number[]> {
     const u = this.#open();
     const tests = Object.entries(filter).map(([key, want]) => {
       const allowed = new Set<unknown>(Array.isArray(want) ? want : [want]);
       return (meta: Meta | undefined) => meta !== undefined && allowed.has(meta[key]);
     });
-    const hit = (meta: Meta | undefined) => tests.every((test) => test(meta));
+    const hit = (id: number, meta: Meta | undefined) =>
+      !this.tombstones.has(id) && tests.every((t) => t(meta));
     const ids: number[] = [];
-    for (const { id, record } of this.store.range(0, this.store.count)) {
-      if (!this.tombstones.has(id) && hit(record.meta)) ids.push(id);
+    for (let from = 0; from < this.store.count; from += SCAN_SLICE) {
+      for (const { id, record } of this.store.range(from, Math.min(this.store.count, from + SCAN_SLICE)))
+        if (hit(id, record.meta)) ids.push(id);
+      await new Promise((r) => setImmediate(r));
     }
-    for (const a of u.addedSentences()) if (!this.tombstones.has(a.id) && hit(a.meta)) ids.push(a.id);
+    for (const a of u.addedSentences()) if (hit(a.id, a.meta)) ids.push(a.id);
     return ids;
   }
 
   /** Deletes every live sentence whose metadata matches (one durable write). */
   async deleteWhere(filter: MetaFilter): Promise<{ deleted: number; ids: number[] }> {
-    const deleted = await this.#open().delete(this.matching(filter));
+    const deleted = await this.#open().delete(await this.matching(filter));
     return { deleted: deleted.length, ids: deleted.slice(0, MAX_REPORTED_IDS) };
   }
 
