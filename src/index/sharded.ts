@@ -199,8 +199,7 @@ export class ShardedIndex {
     const nq = queries.length / this.dim;
     const parts = await Promise.all(this.#shards.map((s) => s.search(queries, fetch, params)));
     const merged = parts.length === 1 ? parts[0]! : mergeTopK(parts, nq, fetch, this.metric);
-    if (!rescore) return merged;
-    return (this.#vectors as HalfVectors).rescore(queries, merged.ids, k, this.metric);
+    return rescore ? (this.#vectors as HalfVectors).rescore(queries, merged.ids, k, this.metric) : merged;
   }
 
   /**
