@@ -38,8 +38,12 @@ export function register(program: Command): void {
     const { index, out, report } = parseInput(where, flagValues(align, where), 'options');
     const options = flagValues(align, alignOptionsSchema);
     const started = performance.now();
-    const { pairs, band } = await alignIndexDir(index, options);
-    await writeFileAtomic(out, pairs.map((p) => `${JSON.stringify(p)}\n`).join(''));
+    const { pairs, band, copies } = await alignIndexDir(index, options);
+    const lines = (xs: object[]) => xs.map((x) => `${JSON.stringify(x)}\n`).join('');
+    await writeFileAtomic(out, lines(pairs));
+    // Which documents were near copies (at or above --max) of the one that stood for them in the pairs.
+    const copiesFile = `${out.replace(/\.jsonl?$/, '')}.copies.jsonl`;
+    if (copies.length > 0) await writeFileAtomic(copiesFile, lines(copies));
     if (report) {
       await writeFileAtomic(report, `${JSON.stringify(band, null, 1)}\n`);
       process.stderr.write(`${bandText(band)}\n(written to ${report})\n`);
@@ -48,5 +52,11 @@ export function register(program: Command): void {
       `${pairs.length} document pairs in [${band.min}, ${band.max}) (min: ${band.from.min}, max: ${band.from.max}) -> ${out} ` +
         `(${((performance.now() - started) / 1000).toFixed(1)} s)\n`,
     );
+    if (copies.length > 0) {
+      const n = copies.reduce((s, c) => s + c.copies.length, 0);
+      process.stderr.write(
+        `${n} documents were near copies (score >= ${band.max}) of ${copies.length} others, which stood for them in the pairs -> ${copiesFile}\n`,
+      );
+    }
   });
 }

@@ -18,6 +18,14 @@ import { createIndex } from '../native/index.js';
 import type { GroupValue, GroupView, SentenceRecord, SentenceStore } from '../store/index.js';
 import { charNgramCounts } from '../text/index.js';
 import { type AlignBand, alignBand, DEFAULT_BAND } from './align-band.js';
+import {
+  type CopyGroup,
+  copyGroups,
+  copyRepresentatives,
+  type Neighbour,
+  neighboursOf,
+  representativeNeighbours,
+} from './align-copies.js';
 
 /** The options of `paramine docs align`, declared once with their flags (src/config.ts). */
 export const alignOptionsSchema = z.object({
@@ -252,6 +260,8 @@ function compatible(a: Doc, b: Doc, o: AlignOptions): boolean {
 export interface Alignment {
   /** Best first. */
   pairs: DocPair[];
+  /** Near-copy groups (scores at or above the band's max): the document that stood for each in `pairs`. */
+  copies: CopyGroup[];
   /** The band used, where its edges came from, and the nearest partners' histogram it was chosen on. */
   band: AlignBand;
 }
@@ -262,7 +272,7 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
   if (o.min !== undefined && o.max !== undefined && o.min >= o.max)
     throw new ParamineError('BAD_INPUT', 'the band is empty: give min below max', { field: 'min' });
   const docs = documentsOf(parts, o.docKey);
-  if (docs.length < 2) return { pairs: [], band: alignBand([], o, o.autoBand) };
+  if (docs.length < 2) return { pairs: [], band: alignBand([], o, o.autoBand), copies: [] };
   checkKeys(docs, o);
   if (o.method === 'mean' && parts.vectors === undefined) {
     throw new ParamineError(
@@ -275,54 +285,48 @@ export async function alignDocuments(parts: AlignParts, input: AlignOptionsInput
   }
   const m = o.method === 'tfidf' ? tfidfVectors(docs, parts.store, o.dim) : await meanVectors(docs, parts);
   const dim = m.length / docs.length;
+  // Room for the band and the scope to drop candidates before `partners` are found.
+  const k = Math.min(docs.length, o.partners * 8 + 1);
+  const all = docs.map((_, i) => i);
   const index = createIndex('Flat', dim, 'ip');
+  let first: Neighbour[][];
   try {
     await index.add(
       m,
-      BigInt64Array.from(docs, (_, i) => BigInt(i)),
+      BigInt64Array.from(all, (i) => BigInt(i)),
     );
-    // Room for the band and the scope to drop candidates before `partners` are found.
-    const k = Math.min(docs.length, o.partners * 8 + 1);
-    const found = await index.search(m, k);
-    // Every compatible neighbour, and each document's nearest one (the band is chosen on those).
-    const near: Array<DocPair & { i: number; j: number }> = [];
-    const nearest: number[] = [];
-    for (let i = 0; i < docs.length; i++) {
-      let first = true;
-      for (let r = 0; r < k; r++) {
-        const j = Number(found.ids[i * k + r]);
-        const score = found.distances[i * k + r] as number;
-        if (j < 0 || j === i) continue;
-        const [a, b] = [docs[i] as Doc, docs[j] as Doc];
-        if (!compatible(a, b, o)) continue;
-        if (first) nearest.push(score);
-        first = false;
-        near.push({ a: String(a.id), b: String(b.id), score, i, j });
-      }
-    }
-    const band = alignBand(nearest, o, o.autoBand);
-    if (band.min >= band.max) {
-      throw new ParamineError(
-        'BAD_INPUT',
-        `the band [${band.min}, ${band.max}) is empty: give min below max`,
-        {
-          field: o.min === undefined ? 'max' : 'min',
-        },
-      );
-    }
-    return { pairs: inBand(near, band, o.partners), band };
+    first = neighboursOf(await index.search(m, k), k, all);
   } finally {
     await index.close();
   }
+  const fits = (n: Neighbour) => compatible(docs[n.i] as Doc, docs[n.j] as Doc, o);
+  // The band is chosen on each document's nearest compatible neighbour.
+  const nearest = first.flatMap((row) => row.find(fits)?.score ?? []);
+  const band = alignBand(nearest, o, o.autoBand);
+  if (band.min >= band.max) {
+    throw new ParamineError('BAD_INPUT', `the band [${band.min}, ${band.max}) is empty: give min below max`, {
+      field: o.min === undefined ? 'max' : 'min',
+    });
+  }
+  const rep = copyRepresentatives(first, band.max);
+  const reps = all.filter((i) => rep[i] === i);
+  const neighbours = reps.length === docs.length ? first : await representativeNeighbours(m, dim, reps, k);
+  const near = neighbours.flat().filter(fits);
+  return {
+    pairs: inBand(near, band, o.partners, (i) => String((docs[i] as Doc).id)),
+    band,
+    copies: copyGroups(rep, (i) => String((docs[i] as Doc).id)),
+  };
 }
 
 /** The pairs inside [min, max), each once, best first, each document keeping at most `partners`. */
 function inBand(
-  near: Array<DocPair & { i: number; j: number }>,
+  near: Neighbour[],
   band: AlignBand,
   partners: number,
+  idOf: (i: number) => string,
 ): DocPair[] {
-  const pairs = new Map<string, DocPair & { i: number; j: number }>();
+  const pairs = new Map<string, Neighbour>();
   for (const p of near) {
     if (p.score < band.min || p.score >= band.max) continue;
     const key = p.i < p.j ? `${p.i}:${p.j}` : `${p.j}:${p.i}`;
@@ -334,7 +338,7 @@ function inBand(
     if ((taken.get(p.i) ?? 0) >= partners || (taken.get(p.j) ?? 0) >= partners) continue;
     taken.set(p.i, (taken.get(p.i) ?? 0) + 1);
     taken.set(p.j, (taken.get(p.j) ?? 0) + 1);
-    out.push({ a: p.a, b: p.b, score: Math.round(p.score * 1e6) / 1e6 });
+    out.push({ a: idOf(p.i), b: idOf(p.j), score: Math.round(p.score * 1e6) / 1e6 });
   }
   return out;
 }
