@@ -12,11 +12,14 @@ import { alignOptionsSchema } from './align.js';
 /** Query sentences per checkpoint of a mining job, from the API, the page and `paramine mine` alike. */
 export const DEFAULT_BATCH_SIZE = 128;
 
-/** The first batch of a run. */
-const FIRST_BATCH = 16;
+/**
+ * The first batch of a run: at least FAISS's distance_compute_blas_threshold (20), below which exact search
+ * takes another kernel that rounds differently, so one-machine and distributed runs stay pair for pair.
+ */
+const FIRST_BATCH = 32;
 
 /**
- * The size of a run's n-th batch: from 16 doubling up to the job's batchSize, so progress (committed per
+ * The size of a run's n-th batch: from 32 doubling up to the job's batchSize, so progress (committed per
  * batch) moves within seconds even when one full batch, reranked, takes a minute; a long job's batches
  * are batchSize after a few.
  */

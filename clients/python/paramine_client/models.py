@@ -361,7 +361,7 @@ class JobRequest(BaseModel):
     )
     batchSize: conint(ge=1, le=4096) | None = Field(
         128,
-        description="Query sentences per checkpoint (smaller batches interleave better with queries). A run starts at 16 and doubles up to it, so progress shows within seconds.",
+        description="Query sentences per checkpoint (smaller batches interleave better with queries). A run starts at 32 and doubles up to it, so progress shows within seconds.",
     )
     since: JobRequestSince | JobRequestSince1 | JobRequestSince2 | None = Field(
         None,
