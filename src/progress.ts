@@ -88,3 +88,22 @@ export function createProgress(options: ProgressOptions): Progress {
     },
   };
 }
+
+/** Progress of work in stages: one bar (or log line) per stage, the previous one stopped when the next begins. */
+export function stagedProgress(
+  label: string,
+  unit: string,
+  quiet = false,
+): { update(stage: string, done: number, total: number): void; stop(): void } {
+  let current: { stage: string; bar: Progress } | undefined;
+  return {
+    update(stage, done, total) {
+      if (current?.stage !== stage) {
+        current?.bar.stop();
+        current = { stage, bar: createProgress({ label: `${label}: ${stage}`, unit, quiet }) };
+      }
+      current.bar.update(done, total);
+    },
+    stop: () => current?.bar.stop(),
+  };
+}

@@ -34,6 +34,7 @@ const experiments: Registrars = {
   soak: lazy(async () => (await import('./soak.js')).soakBench),
   docs: lazy(async () => (await import('./docs-bench.js')).docsBench),
   'docs-planted': lazy(async () => (await import('./docs-planted.js')).docsPlanted),
+  'docs-scale': lazy(async () => (await import('./docs-scale.js')).docsScale),
   writes: lazy(async () => (await import('./writes-bench.js')).writesBench),
   since: lazy(async () => (await import('./since-bench.js')).sinceBench),
   compact: lazy(async () => (await import('./compact-bench.js')).compactBench),

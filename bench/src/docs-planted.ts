@@ -283,7 +283,7 @@ export const docsPlanted = defineBenchmark({
       .option('--partners <m>', 'partner documents per document', '1')
       .option('--min-cosine <x>', 'every mining', '0.5')
       .option('--method <m>', 'document vectors: tfidf or mean', 'tfidf')
-      .option('--dim <n>', 'tfidf: hashed dimensions', '4096'),
+      .option('--dim <n>', 'tfidf: projection dimensions of the candidate search (docs align --dim)', '256'),
   schema,
   run: async (o) => run(o),
 });

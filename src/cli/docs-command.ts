@@ -9,6 +9,7 @@ import { writeFileAtomic } from '../durable.js';
 import { alignOptionsSchema } from '../jobs/align.js';
 import { bandText } from '../jobs/align-band.js';
 import { alignIndexDir } from '../jobs/align-index.js';
+import { stagedProgress } from '../progress.js';
 import { parseInput } from '../validate.js';
 
 const where = z.object({
@@ -38,7 +39,11 @@ export function register(program: Command): void {
     const { index, out, report } = parseInput(where, flagValues(align, where), 'options');
     const options = flagValues(align, alignOptionsSchema);
     const started = performance.now();
-    const { pairs, band, copies } = await alignIndexDir(index, options);
+    const progress = stagedProgress('docs align', 'documents');
+    const { pairs, band, copies } = await alignIndexDir(index, options, {
+      onProgress: (stage, done, total) => progress.update(stage, done, total),
+    });
+    progress.stop();
     const lines = (xs: object[]) => xs.map((x) => `${JSON.stringify(x)}\n`).join('');
     await writeFileAtomic(out, lines(pairs));
     // Which documents were near copies (at or above --max) of the one that stood for them in the pairs.

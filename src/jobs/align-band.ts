@@ -26,8 +26,11 @@ export interface ScoreBin {
 }
 
 export interface Split {
-  /** Where the band's edge goes: the middle of the gap between the two modes. */
+  /** Where the band's edge goes: the middle of the gap between the two modes, or where the tail begins. */
   at: number;
+  /** 'tail' (tailSplit): one no-partner mode with a tail of partners, `precision` the share estimated real above `at`. */
+  kind?: 'modes' | 'tail';
+  precision?: number;
   /** Ashman's D of the two modes, and the BIC the second mode gains (both higher: clearer). */
   separation: number;
   evidence: number;
@@ -152,12 +155,87 @@ export function split(sorted: readonly number[]): Split | undefined {
   };
 }
 
+/** A tail needs this many documents to fit the no-partner mode on, and is cut where this share above is real. */
+const TAIL_MIN_DOCS = 1000;
+const TAIL_PRECISION = 0.9;
+const TAIL_BIN = 0.005;
+
+/** log of the Gumbel (maximum) density: a document's best chance similarity among many others. */
+const logGumbel = (x: number, mu: number, beta: number) => {
+  const z = (x - mu) / beta;
+  return -Math.log(beta) - z - Math.exp(-z);
+};
+
+/**
+ * A big corpus with few partners has no second mode to split at (partners are 1% of documents, not the 5%
+ * a mode needs), but a tail above the no-partner mode. That mode is a maximum of many chance similarities, so
+ * a Gumbel density is fitted to the bins near its peak (counts >= 20% of the peak's; least squares on log
+ * counts, weighted by the counts), and the edge is the lowest score above which the fitted mode accounts for
+ * at most 1 - TAIL_PRECISION of the documents (each above the edge pairs with its nearest).
+ */
+export function tailSplit(sorted: readonly number[]): Split | undefined {
+  const n = sorted.length;
+  if (n < TAIL_MIN_DOCS) return undefined;
+  const lo = sorted[0] as number;
+  const bins = new Float64Array(Math.floor(((sorted[n - 1] as number) - lo) / TAIL_BIN) + 1);
+  for (const x of sorted) bins[Math.floor((x - lo) / TAIL_BIN)]! += 1;
+  const peak = bins.indexOf(Math.max(...bins));
+  let [from, to] = [peak, peak];
+  while (from > 0 && (bins[from - 1] as number) >= 0.2 * (bins[peak] as number)) from--;
+  while (to < bins.length - 1 && (bins[to + 1] as number) >= 0.2 * (bins[peak] as number)) to++;
+  const centre = (b: number) => lo + (b + 0.5) * TAIL_BIN;
+  let fit = { err: Number.POSITIVE_INFINITY, mu: 0, beta: 0, logA: 0 };
+  for (let mu = centre(peak) - 0.05; mu <= centre(peak) + 0.05; mu += 0.001) {
+    for (let beta = 0.005; beta <= 0.1; beta += 0.001) {
+      let [w, sum] = [0, 0];
+      for (let b = from; b <= to; b++) {
+        const c = bins[b] as number;
+        w += c;
+        sum += c * (Math.log(c) - logGumbel(centre(b), mu, beta));
+      }
+      const logA = sum / w;
+      let err = 0;
+      for (let b = from; b <= to; b++) {
+        const c = bins[b] as number;
+        err += c * (Math.log(c) - logA - logGumbel(centre(b), mu, beta)) ** 2;
+      }
+      if (err < fit.err) fit = { err, mu, beta, logA };
+    }
+  }
+  // Documents of the no-partner mode: its fitted count density over bins of width TAIL_BIN.
+  const modeDocs = Math.exp(fit.logA) / TAIL_BIN;
+  const chanceAbove = (x: number) => modeDocs * -Math.expm1(-Math.exp(-(x - fit.mu) / fit.beta));
+  let at: number | undefined;
+  let precision = 1;
+  for (let i = n - 1; i > 0 && (sorted[i] as number) > fit.mu + fit.beta; i--) {
+    const p = 1 - chanceAbove(sorted[i] as number) / (n - i);
+    if (p < TAIL_PRECISION) break;
+    if (n - i >= MIN_MODE) [at, precision] = [((sorted[i] as number) + (sorted[i - 1] as number)) / 2, p];
+  }
+  if (at === undefined) return undefined;
+  const edge = at;
+  const below = sorted.filter((x) => x < edge).length;
+  const gumbelSd = (fit.beta * Math.PI) / Math.sqrt(6);
+  return {
+    at: round(at),
+    kind: 'tail',
+    precision: round(precision, 3),
+    separation: round((edge - fit.mu) / gumbelSd, 2),
+    evidence: 0,
+    below,
+    above: n - below,
+  };
+}
+
 /** Equal-width bins of the scores (0.05 wide), from the lowest bin holding one to the highest. */
 export function histogram(scores: readonly number[], width = 0.05): ScoreBin[] {
   if (scores.length === 0) return [];
   const index = (x: number) => Math.floor(round(x / width, 9));
-  const first = index(Math.min(...scores));
-  const last = index(Math.max(...scores));
+  // Loops, not Math.min(...scores): a million documents' scores are too many arguments for one call.
+  let [least, most] = [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
+  for (const x of scores) [least, most] = [Math.min(least, x), Math.max(most, x)];
+  const first = index(least);
+  const last = index(most);
   const bins = Array.from({ length: last - first + 1 }, (_, k) => ({
     lo: round((first + k) * width),
     hi: round((first + k + 1) * width),
@@ -179,7 +257,7 @@ export function alignBand(
   const sorted = [...nearest].sort((a, b) => a - b);
   const isCopies = (xs: readonly number[], s: Split | undefined) =>
     s && (xs[s.below] as number) >= COPIES_FROM;
-  const first = split(sorted);
+  const first = split(sorted) ?? tailSplit(sorted);
   let proposedMin: Split | undefined;
   let copies: Split | undefined;
   if (isCopies(sorted, first)) {
@@ -220,10 +298,13 @@ export function bandText(b: AlignBand): string {
   });
   const said = (e: 'min' | 'max') => {
     const p = b.proposed[e];
-    const what = p
-      ? `${p.at} (between ${p.below} and ${p.above} documents; separation ${p.separation}, BIC gain ${p.evidence})`
-      : 'none';
-    const take = p && b.from[e] === 'default' ? ` (--auto-band or --${e} ${p.at} takes it)` : '';
+    const what = !p
+      ? 'none'
+      : p.kind === 'tail'
+        ? `${p.at} (a tail of ${p.above} documents above a no-partner mode of ${p.below}; ` +
+          `est. ${Math.round(100 * (p.precision ?? 0))}% of them with a real partner, ${p.separation} sd above the mode)`
+        : `${p.at} (between ${p.below} and ${p.above} documents; separation ${p.separation}, BIC gain ${p.evidence})`;
+    const take = p && b.from[e] === 'default' ? ` (left out by --no-auto-band; --${e} ${p.at} takes it)` : '';
     return `--${e} ${b[e]} (${b.from[e]}); the data proposes ${what}${take}`;
   };
   return [

@@ -8,9 +8,14 @@ import { join } from 'node:path';
 import { readManifest, VectorFile } from '../index/index.js';
 import { IndexUpdates, openIndexSentences, UPDATES_DIR, withAdded } from '../store/index.js';
 import { type Alignment, type AlignOptionsInput, type AlignParts, alignDocuments } from './align.js';
+import type { AlignHooks } from './align-pairs.js';
 
 /** alignDocuments over the index in `dir` with its writes, everything opened for the call and closed after. */
-export async function alignIndexDir(dir: string, input: AlignOptionsInput): Promise<Alignment> {
+export async function alignIndexDir(
+  dir: string,
+  input: AlignOptionsInput,
+  hooks: AlignHooks = {},
+): Promise<Alignment> {
   const { store, groups, close } = openIndexSentences(dir, await readManifest(dir));
   const vectors = await VectorFile.open(dir);
   const updates = existsSync(join(dir, UPDATES_DIR, 'data.mdb'))
@@ -27,7 +32,7 @@ export async function alignIndexDir(dir: string, input: AlignOptionsInput): Prom
       parts.groups = groups && withAdded(groups, added);
       parts.added = { base: store.count, vectors: (ids) => updates.vectorsOf(ids) };
     }
-    return await alignDocuments(parts, input);
+    return await alignDocuments(parts, input, hooks);
   } finally {
     await updates?.close();
     await vectors?.close();

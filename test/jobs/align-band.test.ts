@@ -103,3 +103,38 @@ t.test('without --auto-band the defaults stay and the proposal is only reported'
   t.ok((band.proposed.min?.at ?? 0) > 0.3, 'the proposal is there');
   t.match(bandText(band), /--min 0\.1 \(default\); the data proposes 0\.\d+ \(between/);
 });
+
+/** Seeded Gumbel (maximum) scores: each document's best chance similarity among many others. */
+function gumbel(seed: number, n: number, mu: number, beta: number): number[] {
+  let s = seed;
+  const uniform = () => {
+    s = (s * 16807) % 2147483647;
+    return s / 2147483647;
+  };
+  return Array.from({ length: n }, () => mu - beta * Math.log(-Math.log(uniform())));
+}
+
+t.test('a big corpus with few partners: --min where the tail above the no-partner mode begins', async (t) => {
+  // 20,000 documents without a partner (their nearest by chance), 1.5% with one: no second mode to split at
+  const lonely = gumbel(3, 20_000, 0.27, 0.03);
+  const paired = modes(5)(300, 0.62, 0.08);
+  const band = alignBand([...lonely, ...paired], {}, true);
+  const p = band.proposed.min;
+  t.equal(p?.kind, 'tail', bandText(band));
+  const at = p?.at ?? 0;
+  const kept = [...lonely, ...paired].filter((x) => x >= at).length;
+  const right = paired.filter((x) => x >= at).length;
+  t.ok(
+    right / kept >= 0.85,
+    `precision above ${at}: ${(right / kept).toFixed(3)} (estimated ${p?.precision})`,
+  );
+  t.ok(right / paired.length >= 0.85, `recall above ${at}: ${(right / paired.length).toFixed(3)}`);
+  t.equal(band.min, at, 'taken with --auto-band');
+  t.match(bandText(band), /a tail of \d+ documents above a no-partner mode/);
+  // and no tail where every document is lonely
+  t.equal(
+    alignBand(gumbel(9, 20_000, 0.27, 0.03), {}, true).proposed.min,
+    undefined,
+    'none without partners',
+  );
+});

@@ -44,7 +44,7 @@ await buildIndex({
 });
 const STORY = 'news:1';
 const RETELLING = 'news:32';
-const options = { partners: 1, min: 0.1, max: 0.8 };
+const options = { partners: 1, min: 0.1, max: 0.65 };
 
 t.test('copies collapse into the story, which then meets its retelling', async (t) => {
   const { pairs, copies: groups } = await alignIndexDir(index, options);
@@ -73,7 +73,7 @@ t.test('docs align writes the copies beside the pairs', async (t) => {
     '--min',
     '0.1',
     '--max',
-    '0.8',
+    '0.65',
   ];
   const stderr = execFileSync(process.execPath, ['dist/cli.js', ...args], {
     encoding: 'utf8',

@@ -213,13 +213,13 @@ class JobRequestDocPairsAlign(BaseModel):
     method: JobRequestDocPairsAlignMethod | None = "tfidf"
     min: confloat(ge=-1.0, le=1.0) | None = None
     max: confloat(ge=-1.0, le=1.01) | None = None
-    autoBand: bool | None = False
+    autoBand: bool | None = True
     partners: conint(ge=1, le=100) | None = 3
     windowKey: constr(min_length=1) | None = None
     days: PositiveFloat | None = None
     same: list[constr(min_length=1)] | None = []
     differ: list[constr(min_length=1)] | None = []
-    dim: conint(ge=64, le=65536) | None = 4096
+    dim: conint(ge=32, le=4096) | None = 512
 
 
 class JobRequestDocPairs(BaseModel):

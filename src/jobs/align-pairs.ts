@@ -1,0 +1,293 @@
+/**
+ * Document pairs from document vectors, whatever holds the documents (an index's groups: align.ts; the
+ * lab's generated million: bench/src/docs-scale.ts). Each document's candidates come from an index chosen
+ * for the number of documents (align-search.ts), tfidf candidates are re-scored by their exact TF-IDF cosine
+ * (align-grams.ts), the band is read from each document's nearest (align-band.ts), near copies collapse
+ * (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { ParamineError } from '../errors.js';
+import { gatherRows } from '../index/index.js';
+import { type AlignBand, alignBand } from './align-band.js';
+import { type CopyGroup, copyGroups, copyRepresentatives } from './align-copies.js';
+import { DocGrams } from './align-grams.js';
+import type { AlignOptions } from './align-options.js';
+import {
+  DocIndex,
+  type DocVectors,
+  type NearestOptions,
+  type NearestStage,
+  type NeighbourOptions,
+  type Neighbours,
+} from './align-search.js';
+
+/** Documents to align: row r's id, text (tfidf) and metadata (the scope keys). */
+export interface DocumentSet {
+  readonly count: number;
+  id(r: number): string;
+  text(r: number): string;
+  meta(r: number): Readonly<Record<string, unknown>>;
+  /** The mean method's vectors: count x dim, each row a normalized mean of sentence embeddings. */
+  means?: (() => Promise<Float32Array>) | undefined;
+}
+
+export interface DocPair {
+  a: string;
+  b: string;
+  score: number;
+}
+
+/** Progress of a long alignment: n-grams counted, the index trained and filled, documents searched and scored. */
+export type AlignProgress = (stage: 'grams' | NearestStage, done: number, total: number) => void;
+
+/**
+ * tfidf: candidates searched per document in the projection before their exact cosines pick the best. The
+ * projection's noise (~1/sqrt(dim)) lets chance documents outrank a partner among a million; 64 deep found
+ * them where 8 did not (docs/benchmarks/documents.md).
+ */
+const DEPTH = 64;
+
+export interface AlignHooks extends NearestOptions {
+  onProgress?: AlignProgress | undefined;
+}
+
+export interface Alignment {
+  /** Best first. */
+  pairs: DocPair[];
+  /** Near-copy groups (scores at or above the band's max): the document that stood for each in `pairs`. */
+  copies: CopyGroup[];
+  /** The band used, where its edges came from, and the nearest partners' histogram it was chosen on. */
+  band: AlignBand;
+  /** Each document's nearest documents (candidates), scored, best first: what the pairs were chosen from. */
+  nearest?: Neighbours;
+}
+
+/** Document pairs inside the band, at most `partners` per document, best first. */
+export async function alignDocumentSet(
+  set: DocumentSet,
+  o: AlignOptions,
+  hooks: AlignHooks = {},
+): Promise<Alignment> {
+  if (o.min !== undefined && o.max !== undefined && o.min >= o.max)
+    throw new ParamineError('BAD_INPUT', 'the band is empty: give min below max', { field: 'min' });
+  if (set.count < 2) return { pairs: [], band: alignBand([], o, o.autoBand), copies: [] };
+  checkKeys(set, o);
+  if (o.method === 'mean' && set.means === undefined) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      'method mean needs the kept embeddings (vectors.f16; build with --vectors f16)',
+      { field: 'method' },
+    );
+  }
+  const { vectors, rescore } = await documentVectors(set, o, hooks.onProgress);
+  // Room for the band and the scope to drop candidates before `partners` are found.
+  const k = o.partners * 8;
+  const index = await DocIndex.open(vectors, set.count, hooks);
+  try {
+    const all = Int32Array.from({ length: set.count }, (_, r) => r);
+    const search = { rescore, depth: Math.max(k, DEPTH) };
+    const first = await index.neighbours(all, k, search);
+    const fits = (i: number, j: number) => compatible(set.meta(i), set.meta(j), o);
+    // The band is chosen on each document's nearest compatible neighbour.
+    const band = alignBand(nearestScores(first, fits), o, o.autoBand);
+    if (band.min >= band.max) {
+      throw new ParamineError(
+        'BAD_INPUT',
+        `the band [${band.min}, ${band.max}) is empty: give min below max`,
+        {
+          field: o.min === undefined ? 'max' : 'min',
+        },
+      );
+    }
+    const rep = copyRepresentatives(first, set.count, band.max);
+    await withoutCopies(first, rep, index, search);
+    const idOf = (i: number) => set.id(i);
+    const kept = (i: number, j: number) => rep[i] === i && rep[j] === j && fits(i, j);
+    return {
+      pairs: inBand(first, kept, band, o.partners, idOf),
+      band,
+      copies: copyGroups(rep, idOf),
+      nearest: first,
+    };
+  } finally {
+    await index.close();
+  }
+}
+
+/**
+ * The rows whose candidates held near copies (documents another stands for) searched again with every copy
+ * excluded, so copies never crowd out a document's partners; the other rows' lists are what that search
+ * would give already.
+ */
+async function withoutCopies(
+  found: Neighbours,
+  rep: Int32Array,
+  index: DocIndex,
+  search: NeighbourOptions,
+): Promise<void> {
+  const exclude = new Uint8Array(Math.ceil(rep.length / 8));
+  let copies = 0;
+  rep.forEach((r, i) => {
+    if (r === i) return;
+    exclude[i >> 3] = (exclude[i >> 3] as number) | (1 << (i & 7));
+    copies++;
+  });
+  if (copies === 0) return;
+  const { docs, k, ids, scores } = found;
+  const crowded: number[] = [];
+  for (let r = 0; r < docs.length; r++) {
+    if (rep[docs[r] as number] !== docs[r]) continue;
+    for (let h = 0; h < k; h++) {
+      const j = ids[r * k + h] as number;
+      if (j >= 0 && rep[j] !== j) {
+        crowded.push(r);
+        break;
+      }
+    }
+  }
+  const rows = Int32Array.from(crowded, (r) => docs[r] as number);
+  const again = await index.neighbours(rows, k, { ...search, exclude });
+  crowded.forEach((r, x) => {
+    ids.set(again.ids.subarray(x * k, (x + 1) * k), r * k);
+    scores.set(again.scores.subarray(x * k, (x + 1) * k), r * k);
+  });
+}
+
+/** Each document's nearest compatible neighbour's score (none: no compatible one among its candidates). */
+function nearestScores(found: Neighbours, fits: (i: number, j: number) => boolean): number[] {
+  const out: number[] = [];
+  const { docs, k, ids, scores } = found;
+  for (let r = 0; r < docs.length; r++) {
+    for (let h = 0; h < k; h++) {
+      const j = ids[r * k + h] as number;
+      if (j >= 0 && fits(docs[r] as number, j)) {
+        out.push(scores[r * k + h] as number);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** The pairs inside [min, max), each once, best first, each document keeping at most `partners`. */
+function inBand(
+  found: Neighbours,
+  fits: (i: number, j: number) => boolean,
+  band: AlignBand,
+  partners: number,
+  idOf: (i: number) => string,
+): DocPair[] {
+  const { docs, k, ids, scores } = found;
+  const inside: number[] = [];
+  for (let x = 0; x < ids.length; x++) {
+    const j = ids[x] as number;
+    const score = scores[x] as number;
+    if (j < 0 || score < band.min || score >= band.max) continue;
+    if (fits(docs[Math.floor(x / k)] as number, j)) inside.push(x);
+  }
+  const order = Uint32Array.from(inside).sort((x, y) => (scores[y] as number) - (scores[x] as number));
+  const taken = new Map<number, number>();
+  const seen = new Set<number>();
+  const n = docs.reduce((m, d) => Math.max(m, d + 1), 0);
+  const out: DocPair[] = [];
+  for (const x of order) {
+    const i = docs[Math.floor(x / k)] as number;
+    const j = ids[x] as number;
+    const key = Math.min(i, j) * n + Math.max(i, j);
+    if (seen.has(key) || (taken.get(i) ?? 0) >= partners || (taken.get(j) ?? 0) >= partners) continue;
+    seen.add(key);
+    taken.set(i, (taken.get(i) ?? 0) + 1);
+    taken.set(j, (taken.get(j) ?? 0) + 1);
+    out.push({ a: idOf(i), b: idOf(j), score: Math.round((scores[x] as number) * 1e6) / 1e6 });
+  }
+  return out;
+}
+
+/** Rows between which the event loop is let go (a server runs jobs beside its searches). */
+const SLICE = 4096;
+
+/** The documents' sparse TF-IDF, their texts read once. */
+async function docGrams(set: DocumentSet, progress?: AlignProgress): Promise<DocGrams> {
+  const grams = new DocGrams();
+  for (let r = 0; r < set.count; r++) {
+    grams.add(set.text(r));
+    if (r % SLICE === SLICE - 1) {
+      progress?.('grams', r + 1, set.count);
+      await yieldToLoop();
+    }
+  }
+  grams.finish();
+  return grams;
+}
+
+/** What the candidate search reads, and (tfidf) the exact score that ranks its candidates. */
+async function documentVectors(
+  set: DocumentSet,
+  o: AlignOptions,
+  progress?: AlignProgress,
+): Promise<{ vectors: DocVectors; rescore?: NeighbourOptions['rescore'] }> {
+  if (o.method === 'tfidf') {
+    const grams = await docGrams(set, progress);
+    return {
+      vectors: { dim: o.dim, rows: (ids) => grams.project(ids, o.dim) },
+      rescore: (i, js, out) => grams.cosines(i, js, out),
+    };
+  }
+  const m = await (set.means as () => Promise<Float32Array>)();
+  const dim = m.length / set.count;
+  return { vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) } };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The keys the options name, checked against the documents' metadata: a typo (`--differ outlets`) would
+ * otherwise filter nothing, or everything, without a word; a window needs dates and both of its halves.
+ */
+function checkKeys(set: DocumentSet, o: AlignOptions): void {
+  if ((o.windowKey === undefined) !== (o.days === undefined)) {
+    throw new ParamineError('BAD_INPUT', 'a window needs both --window-key and --days', {
+      field: o.days === undefined ? 'days' : 'windowKey',
+    });
+  }
+  const known = new Set<string>();
+  for (let r = 0; r < set.count; r++) for (const key of Object.keys(set.meta(r))) known.add(key);
+  const named: Array<[string, string]> = [
+    ...o.same.map((k): [string, string] => [k, 'same']),
+    ...o.differ.map((k): [string, string] => [k, 'differ']),
+    ...(o.windowKey === undefined ? [] : [[o.windowKey, 'windowKey'] as [string, string]]),
+  ];
+  for (const [key, field] of named) {
+    if (!known.has(key)) {
+      const list = [...known].sort().join(', ') || 'none';
+      throw new ParamineError('BAD_INPUT', `no document has the key "${key}" (the keys: ${list})`, { field });
+    }
+  }
+  const key = o.windowKey;
+  if (key !== undefined && !hasDate(set, key)) {
+    throw new ParamineError('BAD_INPUT', `no document has a date under "${key}" (e.g. 2024-05-01)`, {
+      field: 'windowKey',
+    });
+  }
+}
+
+/** Whether two documents may pair: same values of `same`, different ones of `differ`, dates within the window. */
+function compatible(
+  a: Readonly<Record<string, unknown>>,
+  b: Readonly<Record<string, unknown>>,
+  o: AlignOptions,
+): boolean {
+  for (const k of o.same) if (a[k] === undefined || a[k] !== b[k]) return false;
+  for (const k of o.differ) if (a[k] !== undefined && a[k] === b[k]) return false;
+  if (o.windowKey !== undefined && o.days !== undefined) {
+    const ta = Date.parse(String(a[o.windowKey]));
+    const tb = Date.parse(String(b[o.windowKey]));
+    if (!Number.isFinite(ta) || !Number.isFinite(tb) || Math.abs(ta - tb) > o.days * DAY_MS) return false;
+  }
+  return true;
+}
+
+function hasDate(set: DocumentSet, key: string): boolean {
+  for (let r = 0; r < set.count; r++) if (Number.isFinite(Date.parse(String(set.meta(r)[key])))) return true;
+  return false;
+}
