@@ -4,10 +4,10 @@
  * buckets, kept as one sorted packed u32 a bucket (22 bits of bucket, 10 of count): 4 bytes a distinct
  * gram, a few KB for a document of a few sentences, where a dense 4,096-float row took 16 KB. idf is
  * sklearn's smooth idf over the buckets' document frequencies, and cosine(i, j) is the exact dot product
- * of the two L2-normalized rows (a merge of the two sorted lists).
+ * of the two L2-normalized rows.
  *
  * `project` maps a row to `dim` floats by signed feature hashing (Weinberger et al. 2009): an unbiased
- * estimate of the inner product, what the ANN index searches to find candidates, which cosine() then
+ * estimate of the inner product, what the ANN index searches to find candidates, which cosines() then
  * scores exactly (docs/documents.md has the measured recall of both).
  */
 import { prepare, resolveCharNgramOptions } from '../text/charngrams.js';
@@ -141,11 +141,6 @@ export class DocGrams {
     return this.#n;
   }
 
-  /** Bytes held (packed entries, the per-bucket tables and the per-row index). */
-  get bytes(): number {
-    return this.#chunks.length * CHUNK * 4 + BUCKETS * 8 + this.#start.length * 14;
-  }
-
   /** Adds the next document (row = its order of addition). */
   add(text: string): void {
     if (this.#idf !== undefined) throw new Error('DocGrams: add after finish');
@@ -186,32 +181,15 @@ export class DocGrams {
 
   /** The exact TF-IDF cosine of rows i and j. */
   cosine(i: number, j: number): number {
-    const idf = this.#ready();
-    const a = this.#row(i);
-    const b = this.#row(j);
-    let x = 0;
-    let y = 0;
-    let dot = 0;
-    while (x < a.length && y < b.length) {
-      const ea = a[x] as number;
-      const eb = b[y] as number;
-      const ba = ea >>> COUNT_BITS;
-      const bb = eb >>> COUNT_BITS;
-      if (ba === bb) {
-        const w = idf[ba] as number;
-        dot += (ea & COUNT_MASK) * (eb & COUNT_MASK) * w * w;
-        x++;
-        y++;
-      } else if (ba < bb) x++;
-      else y++;
-    }
-    const inv = this.#invNorm as Float32Array;
-    return Math.min(1, dot * (inv[i] as number) * (inv[j] as number));
+    const out = new Float32Array(1);
+    this.cosines(i, [j], out);
+    return out[0] as number;
   }
 
   /**
-   * cosine(i, j) for every j of `js` into `out` (-1 entries skipped): row i's weights scattered into a dense
-   * table once, each candidate's entries looked up in it, ~3x faster than one merge per pair.
+   * The exact TF-IDF cosine of row i with every j of `js`, into `out` (-1 entries skipped): row i's weights
+   * scattered into a dense table once, each candidate's entries looked up in it, ~3x faster than merging
+   * the two sorted rows per pair.
    */
   cosines(i: number, js: ArrayLike<number>, out: Float32Array): void {
     const idf = this.#ready();

@@ -2,7 +2,8 @@
  * Each document's nearest documents, through the same index machinery as sentences: chooseFactory picks
  * the index for the number of documents (Flat up to 100k, IVF-PQ above, an HNSW quantizer from 10^6 on;
  * a RAM budget applies as to a build), trainIndex trains it on a seeded sample, and the vectors are made
- * batch by batch from the caller's rows (document vectors are never all held as floats). Memory: the index
+ * batch by batch from the caller's rows (tfidf's projected vectors are never all held as floats; the mean
+ * method's are its input). Memory: the index
  * and the n x k results (8 bytes a neighbour), whatever the number of documents; time: n log n in the IVF
  * sense, not the n^2 of a flat scan.
  */
@@ -116,7 +117,7 @@ export class DocIndex {
         ids: new Int32Array(rows.length * depth).fill(-1),
         scores: new Float32Array(rows.length * depth),
       };
-      keepOthers(found, 0, rows.length, depth, batch);
+      keepOthers(found, depth, batch);
       if (o.rescore !== undefined) rescoreRows(batch, o.rescore);
       for (let r = 0; r < rows.length; r++) {
         out.ids.set(batch.ids.subarray(r * depth, r * depth + kk), (from + r) * kk);
@@ -161,22 +162,20 @@ function rescoreRows(found: Neighbours, rescore: NonNullable<NeighbourOptions['r
   }
 }
 
-/** Rows from..from+count of a k+1-deep search, each without itself, into `out`. */
+/** Each row of a k+1-deep search without itself, into `out` (whose docs are the rows searched). */
 function keepOthers(
   found: { ids: BigInt64Array; distances: Float32Array },
-  from: number,
-  count: number,
   k: number,
   out: Neighbours,
 ): void {
-  for (let r = 0; r < count; r++) {
-    const self = out.docs[from + r] as number;
+  for (let r = 0; r < out.docs.length; r++) {
+    const self = out.docs[r] as number;
     let h = 0;
     for (let x = 0; x <= k && h < k; x++) {
       const hit = Number(found.ids[r * (k + 1) + x]);
       if (hit < 0 || hit === self) continue;
-      out.ids[(from + r) * k + h] = hit;
-      out.scores[(from + r) * k + h] = found.distances[r * (k + 1) + x] as number;
+      out.ids[r * k + h] = hit;
+      out.scores[r * k + h] = found.distances[r * (k + 1) + x] as number;
       h++;
     }
   }
