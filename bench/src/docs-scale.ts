@@ -217,9 +217,16 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     const progress = stagedProgress('docs align', 'documents');
     const a0 = performance.now();
     const options = alignOptionsSchema.parse({ partners: 1, autoBand: true, dim: o.dim });
+    // Each stage's first and last report: where the time goes.
+    const stages = new Map<string, [number, number]>();
     const alignment = await alignDocumentSet(set, options, {
-      onProgress: (stage, done, total) => progress.update(stage, done, total),
+      onProgress: (stage, done, total) => {
+        const now = performance.now();
+        stages.set(stage, [stages.get(stage)?.[0] ?? now, now]);
+        progress.update(stage, done, total);
+      },
     });
+    const stageSeconds = Object.fromEntries([...stages].map(([s, [a, b]]) => [s, Math.round(b - a) / 1000]));
     progress.stop();
     const alignSeconds = (performance.now() - a0) / 1000;
     const peakRssBytes = process.resourceUsage().maxRSS * 1024;
@@ -300,6 +307,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       planted,
       generateSeconds,
       alignSeconds,
+      stageSeconds,
       peakRssBytes,
       rssBeforeBytes: rssBefore,
       band: { min: band.min, max: band.max, from: band.from },
@@ -313,7 +321,9 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       `${set.count} documents (${planted} planted pairs, ${o.perDoc} paraphrase pairs + 1 filler sentence a side; ` +
       `the rest filler), generated in ${generateSeconds.toFixed(0)} s.\n\n` +
       `| docs align (tfidf, dim ${o.dim}, partners 1, --auto-band) | value |\n|---|---:|\n` +
-      `| wall time | ${(alignSeconds / 60).toFixed(1)} min |\n` +
+      `| wall time | ${(alignSeconds / 60).toFixed(1)} min (${Object.entries(stageSeconds)
+        .map(([s, x]) => `${s} ${(x / 60).toFixed(1)}`)
+        .join(', ')} min) |\n` +
       `| peak RSS of the process | ${(peakRssBytes / 2 ** 30).toFixed(2)} GiB (before the alignment: ${(rssBefore / 2 ** 30).toFixed(2)} GiB) |\n` +
       `| band proposed | [${band.min}, ${band.max}) (min: ${band.from.min}, max: ${band.from.max}) |\n` +
       `| planted pairs at the proposed band | P ${f(proposed.precision)}, R ${f(proposed.recall)}, F1 ${f(proposed.f1)} (${proposed.pairs} pairs) |\n` +

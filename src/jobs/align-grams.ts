@@ -136,6 +136,8 @@ export class DocGrams {
   #invNorm: Float32Array | undefined;
   /** cosines()' dense table of one row's weights (16 MB, made on first use, left all zero between calls). */
   #scatter: Float32Array | undefined;
+  /** rarest()'s scratch: (df, bucket) keys of one row. */
+  #keyed = new Float64Array(1024);
 
   get count(): number {
     return this.#n;
@@ -207,6 +209,32 @@ export class DocGrams {
       out[x] = Math.min(1, dot * (inv[i] as number) * (inv[j] as number));
     }
     for (const e of row) table[e >>> COUNT_BITS] = 0;
+  }
+
+  /**
+   * Row i's `out.length` rarest buckets among those in 2..maxDf documents (a bucket in one document pairs
+   * nothing; a common one is no evidence), rarest first; returns how many were written.
+   */
+  rarest(i: number, maxDf: number, out: Uint32Array): number {
+    const df = this.#df;
+    const row = this.#row(i);
+    const keyed = this.#keyed.length >= row.length ? this.#keyed : new Float64Array(2 * row.length);
+    this.#keyed = keyed;
+    let m = 0;
+    for (const e of row) {
+      const bucket = e >>> COUNT_BITS;
+      const f = df[bucket] as number;
+      if (f >= 2 && f <= maxDf) keyed[m++] = f * BUCKETS + bucket;
+    }
+    const kept = keyed.subarray(0, m).sort();
+    const count = Math.min(out.length, m);
+    for (let x = 0; x < count; x++) out[x] = (kept[x] as number) % BUCKETS;
+    return count;
+  }
+
+  /** The smooth idf of a bucket (after finish). */
+  idfOf(bucket: number): number {
+    return this.#ready()[bucket] as number;
   }
 
   /** Rows `rows` projected to `dim` floats each (signed feature hashing of the normalized rows). */

@@ -1,9 +1,10 @@
 /**
  * Document pairs from document vectors, whatever holds the documents (an index's groups: align.ts; the
  * lab's generated million: bench/src/docs-scale.ts). Each document's candidates come from an index chosen
- * for the number of documents (align-search.ts), tfidf candidates are re-scored by their exact TF-IDF cosine
- * (align-grams.ts), the band is read from each document's nearest (align-band.ts), near copies collapse
- * (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
+ * for the number of documents (align-search.ts) and, for tfidf, from its rare n-grams (align-rare.ts), and
+ * are re-scored by their exact TF-IDF cosine (align-grams.ts); a pair found from one side joins the other
+ * side's list (addReverse). The band is read from each document's nearest (align-band.ts), near copies
+ * collapse (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ParamineError } from '../errors.js';
@@ -12,9 +13,12 @@ import { type AlignBand, alignBand } from './align-band.js';
 import { type CopyGroup, copyGroups, copyRepresentatives } from './align-copies.js';
 import { DocGrams } from './align-grams.js';
 import type { AlignOptions } from './align-options.js';
+import { RARE_DEPTH, RareGrams } from './align-rare.js';
 import {
+  addReverse,
   DocIndex,
   type DocVectors,
+  type MoreCandidates,
   type NearestOptions,
   type NearestStage,
   type NeighbourOptions,
@@ -79,14 +83,15 @@ export async function alignDocumentSet(
       { field: 'method' },
     );
   }
-  const { vectors, rescore } = await documentVectors(set, o, hooks.onProgress);
+  const { vectors, rescore, more } = await documentVectors(set, o, hooks.onProgress);
   // Room for the band and the scope to drop candidates before `partners` are found.
   const k = o.partners * 8;
   const index = await DocIndex.open(vectors, set.count, hooks);
   try {
     const all = Int32Array.from({ length: set.count }, (_, r) => r);
-    const search = { rescore, depth: Math.max(k, DEPTH) };
+    const search = { rescore, more, depth: Math.max(k, DEPTH) };
     const first = await index.neighbours(all, k, search);
+    addReverse(first);
     const fits = (i: number, j: number) => compatible(set.meta(i), set.meta(j), o);
     // The band is chosen on each document's nearest compatible neighbour.
     const band = alignBand(nearestScores(first, fits), o, o.autoBand);
@@ -101,6 +106,7 @@ export async function alignDocumentSet(
     }
     const rep = copyRepresentatives(first, set.count, band.max);
     await withoutCopies(first, rep, index, search);
+    addReverse(first, (i) => rep[i] === i);
     const idOf = (i: number) => set.id(i);
     const kept = (i: number, j: number) => rep[i] === i && rep[j] === j && fits(i, j);
     return {
@@ -225,12 +231,14 @@ async function documentVectors(
   set: DocumentSet,
   o: AlignOptions,
   progress?: AlignProgress,
-): Promise<{ vectors: DocVectors; rescore?: NeighbourOptions['rescore'] }> {
+): Promise<{ vectors: DocVectors; rescore?: NeighbourOptions['rescore']; more?: MoreCandidates }> {
   if (o.method === 'tfidf') {
     const grams = await docGrams(set, progress);
+    const rare = RareGrams.build(grams);
     return {
       vectors: { dim: o.dim, rows: (ids) => grams.project(ids, o.dim) },
       rescore: (i, js, out) => grams.cosines(i, js, out),
+      more: { depth: RARE_DEPTH, candidates: (i, out) => rare.candidates(i, out) },
     };
   }
   const m = await (set.means as () => Promise<Float32Array>)();

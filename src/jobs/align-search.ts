@@ -100,7 +100,11 @@ export class DocIndex {
       ids: new Int32Array(n * kk).fill(-1),
       scores: new Float32Array(n * kk),
     };
-    const { nprobe, efSearch, kFactor } = this.plan.search;
+    const { nprobe, efSearch } = this.plan.search;
+    // With an exact re-scoring after it, the SQ8 refine only carries candidates to it: 2 a result, not the
+    // sentence default 8 (at 10^6 documents its scalar 8-bit decode was 64% of the search's CPU).
+    const kFactor =
+      o.rescore === undefined ? this.plan.search.kFactor : Math.min(2, this.plan.search.kFactor);
     const params = { nprobe, efSearch, kFactor, ...(o.exclude === undefined ? {} : { exclude: o.exclude }) };
     const searchFrom = async (from: number) => {
       const rows = docs.subarray(from, Math.min(n, from + BATCH));
@@ -111,17 +115,19 @@ export class DocIndex {
     for (let from = 0; next !== undefined; from += BATCH) {
       const { rows, found } = await next;
       next = from + BATCH < n ? searchFrom(from + BATCH) : undefined;
+      const width = depth + (o.more?.depth ?? 0);
       const batch: Neighbours = {
         docs: rows,
-        k: depth,
-        ids: new Int32Array(rows.length * depth).fill(-1),
-        scores: new Float32Array(rows.length * depth),
+        k: width,
+        ids: new Int32Array(rows.length * width).fill(-1),
+        scores: new Float32Array(rows.length * width),
       };
       keepOthers(found, depth, batch);
+      if (o.more !== undefined) addMore(batch, depth, o.more, o.exclude);
       if (o.rescore !== undefined) rescoreRows(batch, o.rescore);
       for (let r = 0; r < rows.length; r++) {
-        out.ids.set(batch.ids.subarray(r * depth, r * depth + kk), (from + r) * kk);
-        out.scores.set(batch.scores.subarray(r * depth, r * depth + kk), (from + r) * kk);
+        out.ids.set(batch.ids.subarray(r * width, r * width + kk), (from + r) * kk);
+        out.scores.set(batch.scores.subarray(r * width, r * width + kk), (from + r) * kk);
       }
       this.options.onProgress?.('search', from + rows.length, n);
       await yieldToLoop();
@@ -141,6 +147,32 @@ export interface NeighbourOptions {
   rescore?: ((i: number, js: Int32Array, out: Float32Array) => void) | undefined;
   /** Candidates searched per document before re-scoring (default k). */
   depth?: number | undefined;
+  /** Candidates from elsewhere (align-rare.ts), up to `depth` a document, re-scored with the index's. */
+  more?: MoreCandidates | undefined;
+}
+
+export interface MoreCandidates {
+  readonly depth: number;
+  /** Up to out.length candidates of document i into out; returns how many. */
+  candidates(i: number, out: Int32Array): number;
+}
+
+/** Each row's `more` candidates after its `filled` searched ones: none twice, none excluded, not itself. */
+function addMore(batch: Neighbours, filled: number, more: MoreCandidates, exclude?: Uint8Array): void {
+  const { docs, k, ids } = batch;
+  const extra = new Int32Array(more.depth);
+  for (let r = 0; r < docs.length; r++) {
+    const i = docs[r] as number;
+    const row = ids.subarray(r * k, (r + 1) * k);
+    let h = row.indexOf(-1);
+    if (h < 0 || h > filled) h = filled;
+    const m = more.candidates(i, extra);
+    for (let x = 0; x < m && h < k; x++) {
+      const j = extra[x] as number;
+      if (j === i || (exclude !== undefined && ((exclude[j >> 3] as number) >> (j & 7)) & 1)) continue;
+      if (!row.subarray(0, h).includes(j)) row[h++] = j;
+    }
+  }
 }
 
 /** Each row's candidates re-scored and re-ordered, best first (-1 last). */
@@ -162,21 +194,66 @@ function rescoreRows(found: Neighbours, rescore: NonNullable<NeighbourOptions['r
   }
 }
 
-/** Each row of a k+1-deep search without itself, into `out` (whose docs are the rows searched). */
+/** Each row of a k+1-deep search without itself, into the first k of `out`'s columns (its docs: the rows searched). */
 function keepOthers(
   found: { ids: BigInt64Array; distances: Float32Array },
   k: number,
   out: Neighbours,
 ): void {
+  const w = out.k;
   for (let r = 0; r < out.docs.length; r++) {
     const self = out.docs[r] as number;
     let h = 0;
     for (let x = 0; x <= k && h < k; x++) {
       const hit = Number(found.ids[r * (k + 1) + x]);
       if (hit < 0 || hit === self) continue;
-      out.ids[r * k + h] = hit;
-      out.scores[r * k + h] = found.distances[r * (k + 1) + x] as number;
+      out.ids[r * w + h] = hit;
+      out.scores[r * w + h] = found.distances[r * (k + 1) + x] as number;
       h++;
     }
   }
+}
+
+/**
+ * Each found pair offered to the other side's list as well (scores are symmetric: exact cosines or inner
+ * products). An IVF search misses a partner from one side more often than from both: documents hold no
+ * cluster structure, so the lists probed for i need not hold j even when those probed for j hold i.
+ * Documents for which `keep` fails neither give nor receive entries. Returns the entries added.
+ */
+export function addReverse(found: Neighbours, keep: (i: number) => boolean = () => true): number {
+  const { docs, k, ids, scores } = found;
+  const rowOf = new Int32Array(docs.reduce((m, d) => Math.max(m, d + 1), 0)).fill(-1);
+  docs.forEach((d, r) => {
+    rowOf[d] = r;
+  });
+  let added = 0;
+  for (let r = 0; r < docs.length; r++) {
+    const i = docs[r] as number;
+    if (!keep(i)) continue;
+    for (let h = 0; h < k; h++) {
+      const j = ids[r * k + h] as number;
+      if (j < 0) break;
+      const row = rowOf[j] as number;
+      if (row >= 0 && keep(j) && insertSorted(found, row, i, scores[r * k + h] as number)) added++;
+    }
+  }
+  return added;
+}
+
+/** i at its place in row's best-first list (the worst entry falls off); false when present or not better. */
+function insertSorted(found: Neighbours, row: number, i: number, score: number): boolean {
+  const { k, ids, scores } = found;
+  const base = row * k;
+  let at = -1;
+  for (let h = 0; h < k; h++) {
+    const j = ids[base + h] as number;
+    if (j === i) return false;
+    if (at < 0 && (j === -1 || (scores[base + h] as number) < score)) at = h;
+  }
+  if (at < 0) return false;
+  ids.copyWithin(base + at + 1, base + at, base + k - 1);
+  scores.copyWithin(base + at + 1, base + at, base + k - 1);
+  ids[base + at] = i;
+  scores[base + at] = score;
+  return true;
 }

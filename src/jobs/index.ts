@@ -1,8 +1,9 @@
 export { pairKey, UnionFind } from './cluster.js';
+export type { JobContext } from './job-context.js';
 export { JobManager, type JobRunner, type JobStatus, type ManagerOptions } from './manager.js';
 export { NeighbourhoodMeans, ratioMargin } from './margin.js';
 export { type AddedSentences, MAX_FILE_SENTENCES, resolveDataPath } from './queries.js';
-export { type JobContext, runJob } from './runner.js';
+export { runJob } from './runner.js';
 export {
   effectiveFilter,
   effectiveScope,

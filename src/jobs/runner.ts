@@ -5,86 +5,24 @@
  * interactive queries keep flowing, and stops at a batch boundary when asked.
  */
 import { setImmediate as nextTick } from 'node:timers/promises';
-import type { Embedder } from '../encode/index.js';
 import { ParamineError } from '../errors.js';
-import type { VectorFile } from '../index/index.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { SpanModel } from '../rerank/index.js';
-import type { AnnIndex, SearchCore } from '../search/core.js';
 import { evaluateFilter } from '../search/lexical.js';
 import type { Candidate, CandidateDomain, SearchOptions } from '../search/types.js';
-import { type GroupTables, type GroupView, type SentenceStore, withAdded } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
-import { alignDocuments, partnersOf, readDocPairs } from './align.js';
 import { pairKey, UnionFind } from './cluster.js';
 import { openJobSource } from './grouped-source.js';
+import { groupsOf, type JobContext, type RunControl, sourceParts } from './job-context.js';
+import { scopedSearch, stageWriter } from './job-scope.js';
 import { NeighbourhoodMeans, ratioMargin } from './margin.js';
 import { acceptsPair, annOptionsOf, excludedBySameKey, searchOptionsOf } from './pairs.js';
-import {
-  type AddedSentences,
-  type QueryBatch,
-  type QuerySource,
-  resolveDataPath,
-  type SourceParts,
-  vectorsForIds,
-} from './queries.js';
-import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
+import { type QueryBatch, type QuerySource, type SourceParts, vectorsForIds } from './queries.js';
+import type { ScopedSearch } from './scoped.js';
 import { openSinceSource, type SinceSource, storedSinceSource } from './since.js';
 import { effectiveFilter, effectiveScope, type JobSpec, rampedBatchSize } from './spec.js';
 import type { JobRecord, JobStore, MinedPair } from './store.js';
 import { bestClausePairs, type SubSentencePair, spanModelPairs } from './subsentence.js';
-
-/** What a job runs against: the served index and its parts. */
-export interface JobContext {
-  core: SearchCore;
-  /** The encoder for query sentences that are not in the index (or when no embeddings were kept). */
-  encoder: Embedder;
-  /** The shards themselves, for margin scoring's neighbourhood means. */
-  ann: AnnIndex;
-  store: SentenceStore;
-  vectors?: VectorFile | undefined;
-  /** The index's group tables (withinGroup and window scopes read them), if it has any. */
-  groups?: GroupTables | undefined;
-  index: { name: string; identity: string; ntotal: number };
-  /** Sentences added since the build (jobs query them too, and `since` mines only them). */
-  added?: AddedSentences | undefined;
-  /** The index with its writes (sealed and growing segments, tombstones): what `since` searches. */
-  live?: AnnIndex | undefined;
-  dataDir?: string | undefined;
-}
-
-export interface RunControl {
-  /** Checked between batches: 'cancel' ends the job as cancelled, 'pause' leaves it to resume later. */
-  stop(): 'cancel' | 'pause' | undefined;
-  onBatch?(job: JobRecord): void;
-}
-
-/** What a job's sentences are read from: ids below the job's `untilId` (or the build's count). */
-export function sourceParts(ctx: JobContext, spec?: Pick<JobSpec, 'untilId'>): SourceParts {
-  return {
-    store: ctx.store,
-    encoder: ctx.encoder,
-    vectors: ctx.vectors,
-    ntotal: spec?.untilId ?? ctx.index.ntotal,
-    added: ctx.added,
-    dataDir: ctx.dataDir,
-  };
-}
-
-/**
- * The group tables as a job sees them: with the sentences added before it was created (below its pinned
- * `ntotal`) in their groups, so scoped jobs mine them too.
- */
-export function groupsOf(ctx: JobContext, ntotal: number): GroupView | undefined {
-  const { groups, added } = ctx;
-  if (groups === undefined || added === undefined || ntotal <= added.base) return groups;
-  return withAdded(groups, added.sentences(added.base, ntotal));
-}
-
-/** The id the next added sentence gets: a new job's `untilId`. */
-export function nextIdOf(ctx: JobContext): number {
-  return ctx.added?.nextId ?? ctx.index.ntotal;
-}
 
 /** A job's query sentences: only what is new for `since`, else its scope's (creation and every run alike). */
 export async function openJobQueries(
@@ -124,6 +62,9 @@ export async function runJob(
       `the job's query sentences changed since it started (${initial.total} then, ${source.total} now)`,
     );
   }
+  const stage = stageWriter(jobs, initial);
+  const scoped = await scopedSearch(ctx, spec, stage.report);
+  await stage.flush();
   const run: BatchRun = {
     ctx,
     jobs,
@@ -133,7 +74,7 @@ export async function runJob(
     margins: spec.margin
       ? new NeighbourhoodMeans(ctx.ann, spec.margin.k, annOptionsOf(spec), parts.ntotal)
       : undefined,
-    scoped: await scopedSearch(ctx, spec),
+    scoped,
     span: undefined,
     firstNew: 'first' in source ? (source as SinceSource).first : undefined,
   };
@@ -149,39 +90,6 @@ export async function runJob(
   }
 }
 
-/** Each document's partners: from the pairs file, or aligned now (the job's first stage). */
-async function docPartners(
-  ctx: JobContext,
-  d: NonNullable<JobSpec['docPairs']>,
-  ntotal: number,
-): Promise<Map<string, string[]>> {
-  if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
-  const parts = { store: ctx.store, groups: groupsOf(ctx, ntotal), vectors: ctx.vectors, added: ctx.added };
-  return partnersOf((await alignDocuments(parts, { ...d.align, docKey: d.docKey })).pairs);
-}
-
-/** The scope's searcher when the job has a withinGroup, window or document-pairs scope. */
-async function scopedSearch(ctx: JobContext, spec: JobSpec): Promise<ScopedSearch | undefined> {
-  const ntotal = sourceParts(ctx, spec).ntotal;
-  const docPairs = spec.docPairs && {
-    key: spec.docPairs.docKey,
-    partners: await docPartners(ctx, spec.docPairs, ntotal),
-  };
-  const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX, docPairs };
-  if (!hasScope(scope)) return undefined;
-  return new ScopedSearch(scope, {
-    tables: groupsOf(ctx, ntotal),
-    store: ctx.store,
-    vectors: ctx.vectors,
-    added: ctx.added,
-    embed: (texts) => ctx.encoder.encode(texts),
-    dim: ctx.core.dim,
-    ann: ctx.ann as unknown as SelectiveIndex,
-    nprobe: spec.nprobe,
-    recall: spec.recall,
-  });
-}
-
 async function runBatches(
   run: BatchRun,
   initial: JobRecord,
@@ -190,7 +98,8 @@ async function runBatches(
 ): Promise<JobRecord> {
   const { jobs, spec } = run;
   // A job resumed after a full disk carries its failure: it is running again.
-  const { error: _error, finishedAt: _finishedAt, ...carried } = initial;
+  // A stage left by a crash during alignment is over once mining runs.
+  const { error: _error, finishedAt: _finishedAt, stage: _stage, ...carried } = initial;
   let job: JobRecord = {
     ...carried,
     state: 'running',

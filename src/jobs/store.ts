@@ -33,6 +33,8 @@ export interface JobRecord {
   clusters?: number;
   /** Running time summed over restarts, for the rate. */
   runMs: number;
+  /** A stage before mining (document alignment) while it runs: its name and progress. */
+  stage?: { name: string; done: number; total: number };
   error?: { code: string; message: string };
 }
 

@@ -70,6 +70,14 @@ t.test('deleted documents leave, added ones pair, by both methods, from the CLI 
   const service = await openService({ index, model: MODEL, reranker: false });
   t.teardown(() => service.close());
   const { manager, store } = service.openJobs({ dir: join(dir, 'jobs'), dataDir: dir });
+  // The alignment is the job's first stage: its progress goes into the record while it runs.
+  const stages: string[] = [];
+  const put = store.put.bind(store);
+  store.put = (record) => {
+    if (record.stage !== undefined)
+      stages.push(`${record.state} ${record.stage.name} ${record.stage.done}/${record.stage.total}`);
+    return put(record);
+  };
   for (const method of ['tfidf', 'mean'] as const) {
     const job = await manager.create({
       k: 5,
@@ -78,6 +86,12 @@ t.test('deleted documents leave, added ones pair, by both methods, from the CLI 
     });
     const done = await manager.wait(job.id);
     t.equal(done.state, 'done', JSON.stringify(done.error ?? {}));
+    t.ok(
+      stages.some((x) => /^running align: search (\d+)\/\1$/.test(x)),
+      `${method} job: the alignment's progress was in the record (${stages.join('; ')})`,
+    );
+    t.equal(done.stage, undefined, `${method} job: no stage once mining ran`);
+    stages.length = 0;
     const docs = [...store.pairs(job.id, 0, 1000)].map((r) =>
       key({ a: String(r.pair.a.meta?.doc), b: String(r.pair.b.meta?.doc) }),
     );

@@ -711,6 +711,18 @@ class JobState(StrEnum):
     cancelled = "cancelled"
 
 
+class JobStage(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    name: str = Field(
+        ...,
+        description="e.g. `align: search` (aligning the documents of a document-pairs scope).",
+    )
+    done: conint(ge=0, le=9007199254740991)
+    total: conint(ge=0, le=9007199254740991)
+
+
 class JobError(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -745,6 +757,10 @@ class Job(BaseModel):
         ..., description="Query sentences per second of running time."
     )
     etaSeconds: float | None
+    stage: JobStage | None = Field(
+        None,
+        description="A stage that runs before mining, while it runs (`processed` counts mining only): its name and progress.",
+    )
     error: JobError | None = None
 
 

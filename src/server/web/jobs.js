@@ -11,6 +11,14 @@ const PAGE = 50;
 const FINISHED = ['done', 'failed', 'cancelled'];
 
 function Progress({ job }) {
+  // A stage before mining (document alignment) shows its own progress while it runs.
+  if (job.stage) {
+    const { name, done, total } = job.stage;
+    const part = total > 0 ? (100 * done) / total : 0;
+    return html`<div class="progress stage" title=${`${name}: ${done} / ${total}`}>
+      <progress max="100" value=${part}></progress> <span class="pct">${name} ${part.toFixed(1)}%</span>
+    </div>`;
+  }
   const pct = job.total > 0 ? (100 * job.processed) / job.total : job.state === 'done' ? 100 : 0;
   return html`<div class="progress" title=${`${job.processed} / ${job.total}`}>
     <progress max="100" value=${pct}></progress> <span class="pct">${pct.toFixed(pct === 100 ? 0 : 1)}%</span>

@@ -21,6 +21,16 @@ export const Job = z
     runMs: z.number().min(0).describe('Running time summed over restarts.'),
     rate: z.number().nullable().describe('Query sentences per second of running time.'),
     etaSeconds: z.number().nullable(),
+    stage: z
+      .strictObject({
+        name: z.string().describe('e.g. `align: search` (aligning the documents of a document-pairs scope).'),
+        done: z.int().min(0),
+        total: z.int().min(0),
+      })
+      .optional()
+      .describe(
+        'A stage that runs before mining, while it runs (`processed` counts mining only): its name and progress.',
+      ),
     error: z
       .strictObject({
         code: z.string(),

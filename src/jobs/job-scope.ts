@@ -1,0 +1,71 @@
+/**
+ * A job's scope (withinGroup, window, document pairs) as the searcher that keeps its pairs inside it. A
+ * document-pairs scope without a pairs file aligns the documents first, the job's first stage: at 10^6
+ * documents that is minutes, so its progress goes into the job's record (`stage`) as it runs.
+ */
+import { alignDocuments, partnersOf, readDocPairs } from './align.js';
+import { groupsOf, type JobContext, sourceParts } from './job-context.js';
+import { resolveDataPath } from './queries.js';
+import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
+import { effectiveScope, type JobSpec } from './spec.js';
+import type { JobRecord, JobStore } from './store.js';
+
+/** Progress of a stage before mining: its name, units done and in all. */
+export type StageReport = (name: string, done: number, total: number) => void;
+
+/** Writes a running job's stage into its record, at most once a second (and its last report). */
+export function stageWriter(jobs: JobStore, job: JobRecord): { report: StageReport; flush(): Promise<void> } {
+  let last = 0;
+  let pending: Promise<void> = Promise.resolve();
+  const startedAt = job.startedAt ?? new Date().toISOString();
+  return {
+    report: (name, done, total) => {
+      const now = Date.now();
+      if (now - last < 1000 && done < total) return;
+      last = now;
+      const record: JobRecord = { ...job, state: 'running', startedAt, stage: { name, done, total } };
+      pending = pending.then(() => jobs.put(record));
+    },
+    flush: () => pending,
+  };
+}
+
+/** Each document's partners: from the pairs file, or aligned now (the job's first stage). */
+async function docPartners(
+  ctx: JobContext,
+  d: NonNullable<JobSpec['docPairs']>,
+  ntotal: number,
+  report?: StageReport,
+): Promise<Map<string, string[]>> {
+  if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
+  const parts = { store: ctx.store, groups: groupsOf(ctx, ntotal), vectors: ctx.vectors, added: ctx.added };
+  const onProgress =
+    report && ((stage: string, done: number, total: number) => report(`align: ${stage}`, done, total));
+  return partnersOf((await alignDocuments(parts, { ...d.align, docKey: d.docKey }, { onProgress })).pairs);
+}
+
+/** The scope's searcher when the job has a withinGroup, window or document-pairs scope. */
+export async function scopedSearch(
+  ctx: JobContext,
+  spec: JobSpec,
+  report?: StageReport,
+): Promise<ScopedSearch | undefined> {
+  const ntotal = sourceParts(ctx, spec).ntotal;
+  const docPairs = spec.docPairs && {
+    key: spec.docPairs.docKey,
+    partners: await docPartners(ctx, spec.docPairs, ntotal, report),
+  };
+  const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX, docPairs };
+  if (!hasScope(scope)) return undefined;
+  return new ScopedSearch(scope, {
+    tables: groupsOf(ctx, ntotal),
+    store: ctx.store,
+    vectors: ctx.vectors,
+    added: ctx.added,
+    embed: (texts) => ctx.encoder.encode(texts),
+    dim: ctx.core.dim,
+    ann: ctx.ann as unknown as SelectiveIndex,
+    nprobe: spec.nprobe,
+    recall: spec.recall,
+  });
+}
