@@ -31,6 +31,16 @@ const readOr = (path: string, fallback: string): string => {
   }
 };
 
+/** A lock file's content, or undefined when there is none (absence is no content a guard can hold). */
+function lockContent(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
 const bootId = (): string => readOr('/proc/sys/kernel/random/boot_id', 'unknown');
 
 /** Field 22 of /proc/PID/stat: start time in clock ticks since boot (tells a reused pid apart). */
@@ -95,7 +105,9 @@ function removeStale(path: string, judged: string, claim: string): void {
     return;
   }
   try {
-    if (readOr(path, '') === judged) rmSync(path, { force: true });
+    // A missing file never matches: a taker that read "none" and removed whatever was there next removed the
+    // winner's fresh lock (two of six racers won once in CI).
+    if (lockContent(path) === judged) rmSync(path, { force: true });
   } finally {
     rmSync(guard, { force: true });
   }
@@ -129,7 +141,9 @@ export class DirLock {
         } catch (e) {
           if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         }
-        const judged = readOr(path, '');
+        const judged = lockContent(path);
+        // Gone between the link and the read (a taker removed it): try the link again.
+        if (judged === undefined) continue;
         const owner = readOwner(path);
         if (owner !== undefined && alive(owner)) {
           throw new ParamineError(
