@@ -13,7 +13,8 @@
 import { prepare, resolveCharNgramOptions } from '../text/charngrams.js';
 
 const BITS = 22;
-const BUCKETS = 1 << BITS;
+/** Hashed n-gram buckets (2^22): the rows' key space, and the rare lists' (align-rare.ts). */
+export const BUCKETS = 1 << BITS;
 const COUNT_BITS = 32 - BITS;
 const COUNT_MAX = (1 << COUNT_BITS) - 1;
 const COUNT_MASK = COUNT_MAX;

@@ -8,7 +8,7 @@
  * summed idf^2 of the keys they share. Both sources are scored exactly afterwards, so this pass only has
  * to put the partner in the list. Memory: 4 bytes a key; time: the lists' lengths, bounded by maxDf.
  */
-import type { DocGrams } from './align-grams.js';
+import { BUCKETS, type DocGrams } from './align-grams.js';
 
 export interface RareOptions {
   /** Rarest buckets a document is filed under. */
@@ -50,7 +50,7 @@ export class RareGrams {
     const n = grams.count;
     const t = o.keys;
     const keys = new Uint32Array(n * t).fill(NONE);
-    const buckets = 1 << 22;
+    const buckets = BUCKETS;
     const offsets = new Uint32Array(buckets + 1);
     for (let i = 0; i < n; i++) {
       const row = keys.subarray(i * t, (i + 1) * t);
