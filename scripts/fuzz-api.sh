@@ -11,6 +11,7 @@
 #   FUZZ_INDEX      index directory (default indexes/demo, built from examples/demo-corpus.jsonl if absent)
 #   FUZZ_RERANKER   1 (default): serve with the cross-encoder; 0: --no-reranker (classify, then always
 #                   a 503, is left out)
+#   FUZZ_PHASES     schemathesis phases to run (default: all of examples, coverage, fuzzing, stateful)
 #   FUZZ_SEED       random seed (default: schemathesis picks one and prints it)
 #   FUZZ_WORKERS    concurrent schemathesis workers (default 1: the machine is small)
 #   FUZZ_REPORT     directory for a JUnit report (default: none)
@@ -88,6 +89,7 @@ st_args=(
 )
 # Without a cross-encoder, classify is a documented 503 on every call: nothing to fuzz there.
 [[ ${FUZZ_RERANKER:-1} == 0 ]] && st_args+=(--exclude-operation-id classify)
+[[ -n ${FUZZ_PHASES:-} ]] && st_args+=(--phases "$FUZZ_PHASES")
 [[ -n ${FUZZ_SEED:-} ]] && st_args+=(--seed "$FUZZ_SEED")
 [[ -n ${FUZZ_API_KEY:-} ]] && st_args+=(--header "Authorization: Bearer $FUZZ_API_KEY")
 [[ -n ${FUZZ_REPORT:-} ]] && st_args+=(--report junit --report-dir "$(realpath -m "$FUZZ_REPORT")")
