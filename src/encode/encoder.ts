@@ -7,6 +7,7 @@
 import type { Pooling } from '../models/dir.js';
 import { type ModelBackend, ModelHandle } from '../models/handle.js';
 import type { Embedder } from '../models/ports.js';
+import { TokenCount } from '../models/token-count.js';
 import { ModelWorker, workerEntry } from '../models/worker.js';
 import {
   checkTexts,
@@ -48,15 +49,24 @@ function inlineBackend(core: EncoderCore): Backend {
 }
 
 export class Encoder extends ModelHandle<EncoderInfo, Backend> implements Embedder {
-  private constructor(backend: Backend) {
+  readonly #count: TokenCount;
+
+  private constructor(backend: Backend, count: TokenCount) {
     super(backend);
+    this.#count = count;
   }
 
   static async open(dir: string, opts: EncoderOptions = {}): Promise<Encoder> {
     const { worker = true, ...coreOpts } = opts;
-    if (!worker) return new Encoder(inlineBackend(await EncoderCore.open(dir, coreOpts)));
+    const count = await TokenCount.open(dir, coreOpts);
+    if (!worker) return new Encoder(inlineBackend(await EncoderCore.open(dir, coreOpts)), count);
     const w = await ModelWorker.start<EncoderInfo>(workerEntry(import.meta.url), { dir, opts: coreOpts });
-    return new Encoder(workerBackend(w));
+    return new Encoder(workerBackend(w), count);
+  }
+
+  /** Tokens the model runs for a text (counted here, on the caller's thread: batchers size by it). */
+  tokens(text: string): number {
+    return this.#count.text(text);
   }
 
   /** Embedding size. */

@@ -15,6 +15,8 @@ export interface Embedder {
   encode(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array>;
   /** Batched ports only: throws OVERLOADED at once when `n` more texts would be refused now. */
   admit?(n: number): void;
+  /** Tokens the model runs for a text, by its own tokenizer (models that know it: what a batcher sizes by). */
+  tokens?(text: string): number;
 }
 
 export interface PairScore {
@@ -76,4 +78,6 @@ export interface PairScorer {
   score(pairs: readonly Pair[], signal?: AbortSignal, options?: ScoreOptions): Promise<PairScore[]>;
   /** Batched ports only: throws OVERLOADED at once when `n` more pairs would be refused now. */
   admit?(n: number): void;
+  /** Tokens the model runs for a pair, by its own tokenizer, as `Embedder.tokens`. */
+  tokens?(pair: Pair): number;
 }

@@ -92,6 +92,21 @@ export class TextTokenizer {
     return text.length === 0 ? [] : this.tok.tokenize(text, { add_special_tokens: false });
   }
 
+  /** Word pieces of a text, before truncation and the template (what `tokensOf` counts from). */
+  pieceCount(text: string): number {
+    return this.pieces(text).length;
+  }
+
+  /**
+   * Tokens the model runs for a text of `a` pieces, or a pair of `a` and `b` (an empty second text is no
+   * pair, as in encodePair): the template's included, cut at maxLength as encode and encodePair cut.
+   */
+  tokensOf(a: number, b?: number): number {
+    if (b === undefined || b === 0)
+      return Math.min(a, Math.max(0, this.maxLength - this.specialSingle)) + this.specialSingle;
+    return Math.min(a + b, Math.max(0, this.maxLength - this.specialPair)) + this.specialPair;
+  }
+
   private template(a: string[], b: string[] | null): Encoded {
     const pp = this.tok.post_processor;
     let tokens: string[];

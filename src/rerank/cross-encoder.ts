@@ -13,6 +13,7 @@ import { readModelDir } from '../models/dir.js';
 import { type ModelBackend, ModelHandle } from '../models/handle.js';
 import type { Calibration, PairScorer } from '../models/ports.js';
 import { hasDynamicQuantization } from '../models/runtime.js';
+import { TokenCount } from '../models/token-count.js';
 import { ModelWorker, workerEntry } from '../models/worker.js';
 import {
   CrossEncoderCore,
@@ -36,15 +37,22 @@ interface Backend extends ModelBackend<CrossEncoderInfo> {
 }
 
 export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> implements PairScorer {
-  private constructor(backend: Backend) {
+  readonly #count: TokenCount;
+
+  private constructor(backend: Backend, count: TokenCount) {
     super(backend);
+    this.#count = count;
   }
 
   static async open(dir: string, opts: CrossEncoderOptions = {}): Promise<CrossEncoder> {
     const { worker = true, workers: given, ...coreOpts } = opts;
+    const count = await TokenCount.open(dir, coreOpts);
     if (!worker) {
       const core = await CrossEncoderCore.open(dir, coreOpts);
-      return new CrossEncoder({ info: core.info, score: (p) => core.score(p), close: () => core.close() });
+      return new CrossEncoder(
+        { info: core.info, score: (p) => core.score(p), close: () => core.close() },
+        count,
+      );
     }
     const threads = coreOpts.threads ?? availableParallelism();
     const rowWise = await hasDynamicQuantization((await readModelDir(dir, coreOpts)).onnxPath);
@@ -61,13 +69,21 @@ export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> impleme
       await Promise.all(workers.map((w) => w.close()));
       throw e;
     }
-    return new CrossEncoder({
-      info: (workers[0] as ModelWorker<CrossEncoderInfo>).info,
-      score: (pairs) => dealt(workers, pairs),
-      close: async () => {
-        await Promise.all(workers.map((w) => w.close()));
+    return new CrossEncoder(
+      {
+        info: (workers[0] as ModelWorker<CrossEncoderInfo>).info,
+        score: (pairs) => dealt(workers, pairs),
+        close: async () => {
+          await Promise.all(workers.map((w) => w.close()));
+        },
       },
-    });
+      count,
+    );
+  }
+
+  /** Tokens the model runs for a pair (counted here, on the caller's thread: batchers size by it). */
+  tokens(pair: Pair): number {
+    return this.#count.pair(pair);
   }
 
   /** Label names in class-id order. */

@@ -9,10 +9,12 @@ import { Batcher, type BatcherOptions } from './batcher.js';
 type Options<I> = Omit<BatcherOptions<I>, 'name' | 'cost'>;
 
 /**
- * Tokens a text costs the model, estimated without tokenizing (English WordPiece runs ~4 characters a
- * token; [CLS]/[SEP] added): batches are sized and waits predicted in these units.
+ * Tokens a text costs a model that cannot count them (English WordPiece runs ~4 characters a token;
+ * [CLS]/[SEP] added). Batches are sized and waits predicted in tokens; the ONNX models count their own
+ * (`Embedder.tokens`, `PairScorer.tokens`: the tokenizer's lengths, truncation included).
  */
-export const tokensOf = (text: string): number => 2 + Math.ceil(text.length / 4);
+const tokensOf = (text: string): number => 2 + Math.ceil(text.length / 4);
+const pairTokensOf = ([a, b]: Pair): number => tokensOf(a) + tokensOf(b) - 1;
 
 export class BatchedEmbedder {
   readonly dim: number;
@@ -26,7 +28,7 @@ export class BatchedEmbedder {
         const v = await inner.encode(texts);
         return texts.map((_, i) => v.subarray(i * dim, (i + 1) * dim));
       },
-      { ...options, name: 'encoder', cost: tokensOf },
+      { ...options, name: 'encoder', cost: inner.tokens?.bind(inner) ?? tokensOf },
     );
   }
 
@@ -56,7 +58,7 @@ export class BatchedScorer {
     this.batcher = new Batcher((pairs) => inner.score(pairs), {
       ...options,
       name: 'reranker',
-      cost: ([a, b]) => tokensOf(a) + tokensOf(b) - 1,
+      cost: inner.tokens?.bind(inner) ?? pairTokensOf,
     });
   }
 
