@@ -1,7 +1,7 @@
 /** `paramine index`: CLI front end of the offline build. */
 import type { Command } from 'commander';
 import { addFlags, flagValues } from '../config.js';
-import { carryDomains, domainsToCarry } from '../domain/index.js';
+import { domainFollowers } from '../domain/index.js';
 import { ParamineError } from '../errors.js';
 import { buildIndex } from '../indexer/build.js';
 import { type BuildOptionsInput, buildOptionsSchema } from '../indexer/options.js';
@@ -40,7 +40,7 @@ export function indexCommand(program: Command): Command {
 export async function runRebuild(dir: string, options: RebuildOptions = {}): Promise<void> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   // The domains follow the rebuilt index (their columns extended to the added sentences).
-  const r = await rebuildIndex(dir, log, { pending: domainsToCarry, run: carryDomains }, options);
+  const r = await rebuildIndex(dir, log, domainFollowers, options);
   const done = r.retrained ? 'rebuilt' : 'compacted (trained quantizers kept)';
   process.stdout.write(
     [

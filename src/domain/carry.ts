@@ -10,6 +10,7 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Manifest, VectorFile } from '../index/index.js';
+import type { RebuildFollowers } from '../indexer/rebuild-steps.js';
 import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { installDomain } from './add.js';
 import { Column, ColumnWriter } from './column.js';
@@ -149,3 +150,6 @@ export function rebuiltFrom(manifest: Manifest): string | undefined {
   }
   return indexIdentity({ model: manifest.model, createdAt: r.from, ntotal: r.sentences - r.added });
 }
+
+/** What follows a rebuild or compaction (the indexer's followers): the index's domains carried over. */
+export const domainFollowers: RebuildFollowers = { pending: domainsToCarry, run: carryDomains };

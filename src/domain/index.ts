@@ -15,7 +15,7 @@ export {
   type SideScore,
   sideScores,
 } from './apply.js';
-export { carryDomains, domainsToCarry, rebuiltFrom } from './carry.js';
+export { carryDomains, domainFollowers, domainsToCarry, rebuiltFrom } from './carry.js';
 export { Column } from './column.js';
 export { sigmaAtFraction } from './distribution.js';
 export { type FitExample, fitCombined } from './fit.js';

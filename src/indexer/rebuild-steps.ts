@@ -75,23 +75,32 @@ export async function finishSteps(
   return { ...folded, regrouped, carried: await followers.run(dir, manifest, deleted) };
 }
 
+/** A run a crash cut short: its manifest, and whether its files are still to move in (undefined: none). */
+export async function cutShortRun(
+  dir: string,
+  followers: RebuildFollowers,
+): Promise<{ manifest: Manifest; move: boolean } | undefined> {
+  const work = join(dir, WORK);
+  if (existsSync(join(work, MANIFEST_FILE))) return { manifest: await readManifest(work), move: true };
+  const manifest = await readManifest(dir);
+  if (manifest.build.rebuild === undefined) return undefined;
+  const pending = (await staleGroupTables(dir)).length > 0 || (await followers.pending(dir, manifest));
+  return allLanded(dir, manifest) && !pending ? undefined : { manifest, move: false };
+}
+
 /** A rebuild cut short by a crash, finished (undefined: there is none). */
 export async function finishCutShort(
   dir: string,
   log: (line: string) => void,
   followers: RebuildFollowers,
 ): Promise<RebuildSummary | undefined> {
-  const work = join(dir, WORK);
-  let manifest: Manifest;
-  if (existsSync(join(work, MANIFEST_FILE))) {
-    manifest = await readManifest(work);
+  const run = await cutShortRun(dir, followers);
+  if (run === undefined) return undefined;
+  const { manifest } = run;
+  if (run.move) {
     log(`${commandOf(manifest)}: finishing the move of a run cut short`);
-    await moveIn(dir, work);
+    await moveIn(dir, join(dir, WORK));
   } else {
-    manifest = await readManifest(dir);
-    if (manifest.build.rebuild === undefined) return undefined;
-    const pending = (await staleGroupTables(dir)).length > 0 || (await followers.pending(dir, manifest));
-    if (allLanded(dir, manifest) && !pending) return undefined;
     log(`${commandOf(manifest)}: finishing a run cut short`);
   }
   return {
@@ -106,7 +115,7 @@ export async function finishCutShort(
 }
 
 /** The command that wrote `manifest`: a rebuild retrains, a compaction keeps the quantizers. */
-function commandOf(manifest: Manifest): 'index --rebuild' | 'index --compact' {
+export function commandOf(manifest: Manifest): 'index --rebuild' | 'index --compact' {
   const retrained = (manifest.build.rebuild as { retrained?: boolean } | undefined)?.retrained;
   return retrained === false ? 'index --compact' : 'index --rebuild';
 }
@@ -131,7 +140,7 @@ export async function gatherVectors(
     await rm(work, { recursive: true, force: true });
     await mkdir(work, { recursive: true });
     const kept = old.vectors.count;
-    log(`index --rebuild: vectors of ${kept} kept + ${ntotal - kept} added sentences`);
+    log(`gathering the vectors: ${kept} kept + ${ntotal - kept} added sentences`);
     const deleted = new Set(updates.tombstones);
     await writeVectors(join(dir, VECTORS_FILE), join(work, VECTORS_FILE), updates, {
       from: kept,

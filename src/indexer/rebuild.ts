@@ -37,7 +37,7 @@ import {
   writeManifest,
   writeOneShard,
 } from '../index/index.js';
-import { groupTableIdentity } from '../store/index.js';
+import { groupTableIdentity, rewriteLock } from '../store/index.js';
 import { checkCompactable, compactShards } from './compact.js';
 import {
   finishCutShort,
@@ -66,10 +66,26 @@ export async function rebuildIndex(
   followers: RebuildFollowers = NO_FOLLOWERS,
   options: RebuildOptions = {},
 ): Promise<RebuildSummary> {
-  const cutShort = await finishCutShort(dir, log, followers);
-  if (cutShort !== undefined) return cutShort;
-  const old = await readManifest(dir);
   const retrain = options.retrain ?? true;
+  // One structural writer at a time, and none under a process that has the index open (index-lock.ts).
+  const lock = rewriteLock(dir, retrain ? 'index --rebuild' : 'index --compact');
+  try {
+    return (
+      (await finishCutShort(dir, log, followers)) ?? (await rebuild(dir, log, followers, retrain, options))
+    );
+  } finally {
+    lock.release();
+  }
+}
+
+async function rebuild(
+  dir: string,
+  log: (line: string) => void,
+  followers: RebuildFollowers,
+  retrain: boolean,
+  options: RebuildOptions,
+): Promise<RebuildSummary> {
+  const old = await readManifest(dir);
   if (!retrain) await checkCompactable(old, dir);
   const work = join(dir, WORK);
   const { ntotal, deleted } = await gatherVectors(dir, work, old, log);
@@ -91,6 +107,7 @@ export async function rebuildIndex(
     times = { trainMs: 0, fillMs: c.fillMs };
     await writeCompactedManifest(work, old, { ...c, ntotal, deleted: deleted.size });
   }
+  log('moving the new files in (the manifest last), then folding the store and the updates');
   await moveIn(dir, work);
   const steps = await finishSteps(dir, await readManifest(dir), followers);
   const tuned = plan === undefined ? undefined : await tune(dir, plan.factory, log);

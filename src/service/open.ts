@@ -32,6 +32,7 @@ import {
   sentenceContext,
 } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
+import { useIndex } from './cut-short.js';
 import { type LabelCuts, labelCuts, labelPorts } from './labels.js';
 import { ReadinessProbe } from './readiness.js';
 import { resolveSentenceId } from './user-ids.js';
@@ -191,6 +192,8 @@ export async function openService(o: ServiceOptions): Promise<Service> {
 
 /** The models, the shards (checked against the encoder's sha256 and dimension), the store, the kept vectors. */
 async function openParts(o: ServiceOptions, closers: Closers) {
+  const use = await useIndex(o.index);
+  closers.add(async () => use.release());
   const manifest = await readManifest(o.index);
   const encoder = await Encoder.open(resolveModelDir(o.model ?? manifest.model.id), { spinning: o.spinning });
   closers.add(() => encoder.close());

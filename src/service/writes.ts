@@ -28,6 +28,7 @@ import {
   type Meta,
   type NewAdd,
   type SentenceStore,
+  sealLock,
   UPDATES_DIR,
 } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
@@ -295,6 +296,18 @@ export class SentenceWrites {
   }
 
   async #sealNow(): Promise<number> {
+    // One sealer of an index across processes (a `paramine add` beside the service), none during a
+    // compaction: held by another, the sentences stay growing and the next add tries again.
+    const lock = sealLock(this.dir);
+    if (lock === undefined) return 0;
+    try {
+      return await this.#sealLocked();
+    } finally {
+      lock.release();
+    }
+  }
+
+  async #sealLocked(): Promise<number> {
     const u = this.#open();
     const from = u.sealedTo;
     const rows = this.live.growingFrom(from);
@@ -367,10 +380,18 @@ export class SentenceWrites {
 
   async #load(): Promise<void> {
     const u = this.#open();
-    const recorded = new Set(u.segments.flatMap((x) => [x.index.file, x.vectors.file]));
     // A seal cut short before its record leaves files no segment names: its sentences are still growing.
-    for (const f of readdirSync(u.dir))
-      if (/^seg-/.test(f) && !recorded.has(f)) rmSync(join(u.dir, f), { force: true });
+    // Not while another process seals (its files are not recorded yet): the next start sweeps them.
+    const lock = sealLock(this.dir);
+    if (lock !== undefined) {
+      try {
+        const recorded = new Set(u.segments.flatMap((x) => [x.index.file, x.vectors.file]));
+        for (const f of readdirSync(u.dir))
+          if (/^seg-/.test(f) && !recorded.has(f)) rmSync(join(u.dir, f), { force: true });
+      } finally {
+        lock.release();
+      }
+    }
     await loadWrites(u, this.live);
     // Sealed segments, or sentences a compaction folded in untrained: drift to report.
     const folded = compactedFit(this.live.base.manifest) !== undefined;

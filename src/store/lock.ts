@@ -20,8 +20,19 @@ const ownerSchema = z.object({
   boot: z.string(),
   start: z.string(),
   since: z.string(),
+  /** What the holder does with the directory (an index's structure lock: `index --compact`, `seal`). */
+  purpose: z.string().optional(),
 });
-type Owner = z.output<typeof ownerSchema>;
+export type Owner = z.output<typeof ownerSchema>;
+
+export interface AcquireOptions {
+  /** The lock file's name in the directory (default LOCK). */
+  file?: string | undefined;
+  /** What the holder will do, recorded for whoever is refused. */
+  purpose?: string | undefined;
+  /** What a refused user should do (default: stop the other process, or use another directory). */
+  advice?: string | undefined;
+}
 
 const readOr = (path: string, fallback: string): string => {
   try {
@@ -50,7 +61,7 @@ function startTime(pid: number): string | undefined {
   return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
 }
 
-function alive(o: Owner): boolean {
+export function alive(o: Owner): boolean {
   if (o.host !== hostname() || o.boot !== bootId()) return false;
   try {
     process.kill(o.pid, 0);
@@ -61,7 +72,7 @@ function alive(o: Owner): boolean {
   return start === undefined || start === o.start;
 }
 
-function readOwner(path: string): Owner | undefined {
+export function readOwner(path: string): Owner | undefined {
   const r = ownerSchema.safeParse(
     (() => {
       try {
@@ -122,14 +133,38 @@ export class DirLock {
   }
 
   /** Takes `dir`'s lock or throws LOCKED naming the owner; `what` names the directory in messages. */
-  static acquire(dir: string, what: string): DirLock {
-    const path = join(dir, LOCK_FILE);
+  static acquire(dir: string, what: string, o: AcquireOptions = {}): DirLock {
+    const taken = DirLock.#take(dir, o);
+    if (taken instanceof DirLock) return taken;
+    if (taken === undefined) {
+      throw new ParamineError('LOCKED', `${what} ${dir}: could not take its lock`, { field: dir });
+    }
+    throw new ParamineError(
+      'LOCKED',
+      `${what} ${dir} is in use by process ${taken.pid} (${taken.purpose ? `${taken.purpose}, ` : ''}since ` +
+        `${taken.since}); ${o.advice ?? 'stop that service first, or give this one another directory'}`,
+      { field: dir },
+    );
+  }
+
+  /** This process as an owner record (pid, host, boot and start time) for marks of its own. */
+  static self(): Omit<Owner, 'since'> {
+    return { pid: process.pid, host: hostname(), boot: bootId(), start: startTime(process.pid) ?? '' };
+  }
+
+  /** Takes `dir`'s lock, or answers undefined while a live process holds it. */
+  static tryAcquire(dir: string, o: AcquireOptions = {}): DirLock | undefined {
+    const taken = DirLock.#take(dir, o);
+    return taken instanceof DirLock ? taken : undefined;
+  }
+
+  /** The lock, or the live owner that holds it (undefined: could not take it in MAX_ATTEMPTS). */
+  static #take(dir: string, o: AcquireOptions): DirLock | Owner | undefined {
+    const path = join(dir, o.file ?? LOCK_FILE);
     const me: Owner = {
-      pid: process.pid,
-      host: hostname(),
-      boot: bootId(),
-      start: startTime(process.pid) ?? '',
+      ...DirLock.self(),
       since: new Date().toISOString(),
+      ...(o.purpose === undefined ? {} : { purpose: o.purpose }),
     };
     const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
     writeFileSync(tmp, `${JSON.stringify(me)}\n`);
@@ -145,17 +180,10 @@ export class DirLock {
         // Gone between the link and the read (a taker removed it): try the link again.
         if (judged === undefined) continue;
         const owner = readOwner(path);
-        if (owner !== undefined && alive(owner)) {
-          throw new ParamineError(
-            'LOCKED',
-            `${what} ${dir} is in use by process ${owner.pid} (since ${owner.since}); ` +
-              'stop that service first, or give this one another directory',
-            { field: dir },
-          );
-        }
+        if (owner !== undefined && alive(owner)) return owner;
         removeStale(path, judged, tmp);
       }
-      throw new ParamineError('LOCKED', `${what} ${dir}: could not take its lock`, { field: dir });
+      return undefined;
     } finally {
       unlinkSync(tmp);
     }
