@@ -58,7 +58,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-serve_args=(serve --index "$INDEX" --host 127.0.0.1 --port "$PORT" --log-level error
+# A copy: the fuzzer's DELETEs and POSTs would otherwise change the index (the demo the lab measures on).
+cp -r "$INDEX" "$WORK/index"
+serve_args=(serve --index "$WORK/index" --host 127.0.0.1 --port "$PORT" --log-level error
   --jobs-dir "$WORK/jobs" --annotations-dir "$WORK/annotations")
 [[ -n ${FUZZ_API_KEY:-} ]] && serve_args+=(--auth-all)
 [[ ${FUZZ_RERANKER:-1} == 0 ]] && serve_args+=(--no-reranker)

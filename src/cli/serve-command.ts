@@ -92,7 +92,7 @@ export const SERVE_SETTINGS = defineSettings({
   batchTokens: {
     schema: int(1),
     flag: '--batch-tokens <n>',
-    description: 'most padded tokens (estimated) per encoder call',
+    description: 'most padded tokens (as the tokenizer counts them) per encoder call',
     default: B.encoder.maxBatchTokens,
   },
   batchWaitMs: {
@@ -137,7 +137,7 @@ export const SERVE_SETTINGS = defineSettings({
   rerankBatchTokens: {
     schema: int(1),
     flag: '--rerank-batch-tokens <n>',
-    description: 'most padded tokens (estimated) per cross-encoder call',
+    description: 'most padded tokens (as the tokenizer counts them) per cross-encoder call',
     default: B.reranker.maxBatchTokens,
   },
   rerankQueueMax: {

@@ -72,7 +72,7 @@ export interface BatchOptions {
    * the request is refused at once with OVERLOADED (see batcher.ts). Infinity: by count only.
    */
   waitBudgetMs?: number | undefined;
-  /** Most padded tokens (estimated) per model call: one long text does not stall a batch of short ones. */
+  /** Most padded tokens (as the model's tokenizer counts them) per model call: one long text does not stall a batch of short ones. */
   maxBatchTokens?: number | undefined;
 }
 

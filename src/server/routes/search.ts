@@ -1,5 +1,5 @@
 /** POST /v1/search and POST /v1/classify: thin adapters over the search core, read routes. */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ParamineError } from '../../errors.js';
 import type { SearchResponse } from '../../search/types.js';
 import type { SentenceContext } from '../../service/index.js';
@@ -15,20 +15,24 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   const { core } = ctx.service;
   const searchBody = searchRequest(limits);
 
-  // Refused before the body is read when the model could not take even the smallest request.
+  // Refused before the body is read when the model could not take even the smallest request; every
+  // refusal, there or once the request's own size is known, is paced per connection.
   const pacer = new RefusalPacer(limits.refusalPaceMs);
+  const paced = async <T>(req: FastifyRequest, work: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (e) {
+      if (e instanceof ParamineError && e.code === 'OVERLOADED') await pacer.pace(req.raw.socket);
+      throw e;
+    }
+  };
   const admit = (model: 'encoder' | 'reranker') => ({
-    onRequest: async (req: FastifyRequest) => {
-      try {
-        core.admitSmallest(model);
-      } catch (e) {
-        await pacer.pace(req.raw.socket);
-        throw e;
-      }
-    },
+    onRequest: (req: FastifyRequest) => paced(req, () => core.admitSmallest(model)),
   });
 
-  app.post('/v1/search', admit('encoder'), async (req, reply) => {
+  app.post('/v1/search', admit('encoder'), (req, reply) => paced(req, () => search(req, reply)));
+
+  const search = async (req: FastifyRequest, reply: FastifyReply) => {
     const { text: one, texts, context, ...options } = parseInput(searchBody, req.body);
     const queries = texts ?? [one as string];
     // Reranking costs one cross-encoder pass per (query, candidate): bound it per request.
@@ -44,11 +48,13 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     if (context) withContext(response, (id) => ctx.service.context(id, context));
     ctx.metrics.candidates.inc(response.results.reduce((n, r) => n + r.candidates.length, 0));
     return response;
-  });
+  };
 
   const classifyBody = classifyRequest(limits);
 
-  app.post('/v1/classify', admit('reranker'), async (req, reply) => {
+  app.post('/v1/classify', admit('reranker'), (req, reply) => paced(req, () => classify(req, reply)));
+
+  const classify = async (req: FastifyRequest, reply: FastifyReply) => {
     const { pairs, labels } = parseInput(classifyBody, req.body);
     if (!core.canRerank) {
       throw new ParamineError(
@@ -64,7 +70,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
       results: scores.map((s, i) => ({ s1: asTuples[i]?.[0], s2: asTuples[i]?.[1], ...s })),
       timings: { rerankMs: performance.now() - started },
     };
-  });
+  };
 };
 
 /** Each candidate read from a document gets its neighbours there. */
