@@ -4,7 +4,7 @@
  * estimate from characters was off by 2x on numbers, URLs and non-English text). Counts of recent texts are
  * kept: a query meets its 20 candidates, and candidates recur across queries.
  */
-import { type ReadModelDirOptions, readModelDir } from './dir.js';
+import { type ModelDir, type ReadModelDirOptions, readModelDir } from './dir.js';
 import type { Pair } from './ports.js';
 import { TextTokenizer } from './runtime.js';
 
@@ -20,7 +20,12 @@ export class TokenCount {
   }
 
   static async open(dir: string, opts: ReadModelDirOptions = {}): Promise<TokenCount> {
-    return new TokenCount(new TextTokenizer(await readModelDir(dir, opts)));
+    return TokenCount.of(await readModelDir(dir, opts));
+  }
+
+  /** From a model directory already read (its tokenizer, its maximum length). */
+  static of(md: ModelDir): TokenCount {
+    return new TokenCount(new TextTokenizer(md));
   }
 
   /** Tokens the model runs for one text. */

@@ -46,7 +46,8 @@ export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> impleme
 
   static async open(dir: string, opts: CrossEncoderOptions = {}): Promise<CrossEncoder> {
     const { worker = true, workers: given, ...coreOpts } = opts;
-    const count = await TokenCount.open(dir, coreOpts);
+    const md = await readModelDir(dir, coreOpts);
+    const count = TokenCount.of(md);
     if (!worker) {
       const core = await CrossEncoderCore.open(dir, coreOpts);
       return new CrossEncoder(
@@ -55,7 +56,7 @@ export class CrossEncoder extends ModelHandle<CrossEncoderInfo, Backend> impleme
       );
     }
     const threads = coreOpts.threads ?? availableParallelism();
-    const rowWise = await hasDynamicQuantization((await readModelDir(dir, coreOpts)).onnxPath);
+    const rowWise = await hasDynamicQuantization(md.onnxPath);
     const n = Math.max(1, given ?? (rowWise ? threads : 1));
     const each = n > 1 ? { ...coreOpts, threads: Math.max(1, Math.floor(threads / n)) } : coreOpts;
     const workers: ModelWorker<CrossEncoderInfo>[] = [];

@@ -72,17 +72,22 @@ export function alive(o: Owner): boolean {
   return start === undefined || start === o.start;
 }
 
-export function readOwner(path: string): Owner | undefined {
+/** The owner a lock file's text names (undefined: not an owner record, e.g. half written). */
+function ownerOf(text: string): Owner | undefined {
   const r = ownerSchema.safeParse(
     (() => {
       try {
-        return JSON.parse(readFileSync(path, 'utf8'));
+        return JSON.parse(text);
       } catch {
         return undefined;
       }
     })(),
   );
   return r.success ? r.data : undefined;
+}
+
+export function readOwner(path: string): Owner | undefined {
+  return ownerOf(readOr(path, ''));
 }
 
 /** Tries to take a lock before giving up (each waits GUARD_WAIT_MS while another process takes over). */
@@ -179,7 +184,8 @@ export class DirLock {
         const judged = lockContent(path);
         // Gone between the link and the read (a taker removed it): try the link again.
         if (judged === undefined) continue;
-        const owner = readOwner(path);
+        // Judged on the text just read: a second read could see another file than the one removeStale checks.
+        const owner = ownerOf(judged);
         if (owner !== undefined && alive(owner)) return owner;
         removeStale(path, judged, tmp);
       }
