@@ -3,7 +3,8 @@
  * its cut, where the student is unsure, go to the teacher, whose label and probabilities replace the
  * student's. The band is chosen on validation pairs (`paramine models cascade`, cascade-band.ts) and written
  * into the student's config.json beside its cut. The teacher is opened on first need, so `fast` never pays
- * for it.
+ * for it. When the teacher's queue refuses the unsure pairs (overload), `balanced` keeps the student's labels
+ * for them rather than failing the call; `best` refuses.
  */
 import { ParamineError } from '../errors.js';
 import type { Calibration, LabelMode, Pair, PairScore, PairScorer, ScoreOptions } from '../models/ports.js';
@@ -28,8 +29,11 @@ export interface CascadeParts {
     | undefined;
   /** The mode when a call names none (default `balanced`). */
   defaultMode?: LabelMode | undefined;
-  /** Each call's escalated pairs, for metrics. */
-  onEscalated?: ((pairs: number, of: number) => void) | undefined;
+  /**
+   * Each balanced call, for metrics: `pairs` of its `of` pairs labeled by the teacher, `shed` unsure pairs
+   * left with the student because the teacher refused them (OVERLOADED).
+   */
+  onEscalated?: ((pairs: number, of: number, shed: number) => void) | undefined;
 }
 
 export class LabelCascade implements PairScorer {
@@ -78,13 +82,25 @@ export class LabelCascade implements PairScorer {
     scores.forEach((s, i) => {
       if (inBand(positiveProbability(s.probabilities, this.positiveLabels), teacher.band)) unsure.push(i);
     });
-    this.#parts.onEscalated?.(unsure.length, pairs.length);
-    if (unsure.length === 0) return scores;
+    if (unsure.length === 0) {
+      this.#parts.onEscalated?.(0, pairs.length, 0);
+      return scores;
+    }
     const t = await this.#openTeacher();
-    const second = await t.score(
-      unsure.map((i) => pairs[i] as Pair),
-      signal,
-    );
+    let second: PairScore[];
+    try {
+      second = await t.score(
+        unsure.map((i) => pairs[i] as Pair),
+        signal,
+      );
+    } catch (e) {
+      // Overload sheds the teacher, not the request: the unsure pairs keep the student's label (and say so
+      // in their model), a degraded answer in time instead of a 503. `best` is where the teacher is a must.
+      if (!(e instanceof ParamineError && e.code === 'OVERLOADED')) throw e;
+      this.#parts.onEscalated?.(0, pairs.length, unsure.length);
+      return scores;
+    }
+    this.#parts.onEscalated?.(unsure.length, pairs.length, 0);
     unsure.forEach((i, k) => {
       scores[i] = { ...(second[k] as PairScore), model: teacher.name };
     });

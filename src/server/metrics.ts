@@ -38,9 +38,14 @@ export class Metrics {
     help: 'Pairs waiting for the cross-encoder',
     registers: [this.registry],
   });
+  readonly teacherQueueDepth = new Gauge({
+    name: 'paramine_teacher_queue_depth',
+    help: "Pairs waiting for the cascade's teacher",
+    registers: [this.registry],
+  });
   readonly rejected = new Counter({
     name: 'paramine_rejected_total',
-    help: 'Requests refused with 503 OVERLOADED because a model queue was full',
+    help: "Calls a model queue refused as OVERLOADED (a 503, except the teacher's: balanced then keeps the student's labels)",
     labelNames: ['model'] as const,
     registers: [this.registry],
   });
@@ -65,7 +70,7 @@ export class Metrics {
 
   readonly labeledPairs = new Counter({
     name: 'paramine_labeled_pairs_total',
-    help: 'Pairs labeled in the balanced mode, and of them those the cascade sent to the teacher',
+    help: 'Pairs labeled in the balanced mode, by who labeled them: the student, the teacher, or the student because the teacher was overloaded (student_shed)',
     labelNames: ['by'] as const,
     registers: [this.registry],
   });
@@ -78,13 +83,16 @@ export class Metrics {
   readonly hooks: ServiceHooks = {
     onBatch: (model, size) => (model === 'encoder' ? this.batchSize : this.rerankBatchSize).observe(size),
     onQueueDepth: (model, depth) =>
-      (model === 'encoder' ? this.queueDepth : this.rerankQueueDepth).set(depth),
+      ({ encoder: this.queueDepth, reranker: this.rerankQueueDepth, teacher: this.teacherQueueDepth })[
+        model
+      ].set(depth),
     onRejected: (model) => this.rejected.inc({ model }),
     onDropped: (model, items) => this.dropped.inc({ model }, items),
     onStage: (stage, ms) => this.stageSeconds.observe({ stage }, ms / 1000),
-    onEscalated: (pairs, of) => {
-      this.labeledPairs.inc({ by: 'student' }, of - pairs);
+    onEscalated: (pairs, of, shed) => {
+      this.labeledPairs.inc({ by: 'student' }, of - pairs - shed);
       this.labeledPairs.inc({ by: 'teacher' }, pairs);
+      this.labeledPairs.inc({ by: 'student_shed' }, shed);
     },
   };
 

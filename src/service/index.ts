@@ -1,6 +1,7 @@
 /** The composition root every front end (server, mine, bench, queue, tests) opens the service through. */
 
 export { type ContextSentence, type SentenceContext, sentenceContext } from '../store/index.js';
+export { BatchedEmbedder, BatchedScorer } from './batched.js';
 export { Batcher, type BatcherOptions, type SubmitOptions } from './batcher.js';
 export {
   type BatchOptions,
@@ -10,6 +11,7 @@ export {
   type JobsOptions,
   type ModelName,
   openService,
+  type QueueName,
   type Service,
   type ServiceHooks,
   type ServiceOptions,

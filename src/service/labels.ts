@@ -17,7 +17,7 @@ export interface LabelerOptions {
   mode?: LabelMode | undefined;
   /** Called once the teacher is open, with what closes it. */
   onTeacher: (close: () => Promise<void>) => void;
-  onEscalated?: ((pairs: number, of: number) => void) | undefined;
+  onEscalated?: ((pairs: number, of: number, shed: number) => void) | undefined;
   /**
    * Open the teacher now, in the background, instead of on the first unsure pair (`paramine serve`: that
    * request would wait the 2-3 s it takes). A failure here is left to that first pair to report.

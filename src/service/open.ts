@@ -43,19 +43,21 @@ export { DEFAULT_RERANKER };
 /** Where a front end plugs its metrics in. */
 export interface ServiceHooks {
   /** A model call ran `size` inputs (texts or pairs) gathered from the queue, in `ms`. */
-  onBatch?: (model: ModelName, size: number, ms: number) => void;
+  onBatch?: (model: QueueName, size: number, ms: number) => void;
   /** Inputs waiting for a model. */
-  onQueueDepth?: (model: ModelName, depth: number) => void;
+  onQueueDepth?: (model: QueueName, depth: number) => void;
   /** A request was refused because the model's queue was full. */
-  onRejected?: (model: ModelName) => void;
+  onRejected?: (model: QueueName) => void;
   /** Queued inputs dropped because their request was abandoned (the client disconnected). */
-  onDropped?: (model: ModelName, items: number) => void;
+  onDropped?: (model: QueueName, items: number) => void;
   onStage?: (stage: Stage, ms: number) => void;
-  /** A cascade call sent `pairs` of its `of` pairs to the teacher. */
-  onEscalated?: (pairs: number, of: number) => void;
+  /** A balanced call: the teacher labeled `pairs` of `of`; `shed` unsure ones it refused kept the student's. */
+  onEscalated?: (pairs: number, of: number, shed: number) => void;
 }
 
 export type ModelName = 'encoder' | 'reranker';
+/** A model queue: the teacher has one of its own, sized as the reranker's. */
+export type QueueName = ModelName | 'teacher';
 
 export interface BatchOptions {
   /** Most inputs per model call. */
@@ -295,9 +297,9 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
 /** The student and, on first need, its teacher behind batchers: a cascade port per queue (labels.ts). */
 function labelPortsOf(o: ServiceOptions, reranker: CrossEncoder, closers: Closers) {
   const hooks = o.hooks ?? {};
-  const batched = (ce: CrossEncoder) =>
-    new BatchedScorer(ce, batcherOptions('reranker', o.rerankBatch, hooks));
-  return labelPorts(reranker, batched(reranker), batched, {
+  const batched = (ce: CrossEncoder, queue: QueueName) =>
+    new BatchedScorer(ce, batcherOptions('reranker', o.rerankBatch, hooks, queue));
+  return labelPorts(reranker, batched(reranker, 'reranker'), (ce) => batched(ce, 'teacher'), {
     spinning: o.spinning,
     workers: o.rerankWorkers || undefined,
     mode: o.labelsMode,
@@ -357,7 +359,12 @@ async function closeService(jobManagers: Jobs[], annotationStores: AnnotationSto
   await closers.closeAll();
 }
 
-function batcherOptions(model: ModelName, given: BatchOptions | undefined, hooks: ServiceHooks) {
+function batcherOptions(
+  model: ModelName,
+  given: BatchOptions | undefined,
+  hooks: ServiceHooks,
+  queue: QueueName = model,
+) {
   const d = DEFAULT_BATCH[model];
   return {
     maxBatch: given?.maxBatch ?? d.maxBatch,
@@ -365,10 +372,10 @@ function batcherOptions(model: ModelName, given: BatchOptions | undefined, hooks
     maxQueue: given?.maxQueue ?? d.maxQueue,
     waitBudgetMs: given?.waitBudgetMs ?? d.waitBudgetMs,
     maxBatchCost: given?.maxBatchTokens ?? d.maxBatchTokens,
-    onBatch: (n: number, ms: number) => hooks.onBatch?.(model, n, ms),
-    onQueueDepth: (n: number) => hooks.onQueueDepth?.(model, n),
-    onRejected: () => hooks.onRejected?.(model),
-    onDropped: (n: number) => hooks.onDropped?.(model, n),
+    onBatch: (n: number, ms: number) => hooks.onBatch?.(queue, n, ms),
+    onQueueDepth: (n: number) => hooks.onQueueDepth?.(queue, n),
+    onRejected: () => hooks.onRejected?.(queue),
+    onDropped: (n: number) => hooks.onDropped?.(queue, n),
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * The short kill loop: `npm run lab -- kill-loop` SIGKILLs an index build and a `paramine mine` job at
  * seeded random points, resumes them with --resume, and compares each with an uninterrupted run (the
- * shard and vector bytes; the pairs file, in order). 10 iterations by default (KILL_LOOP_ITERATIONS);
+ * shard and vector bytes; the pairs file, in order). 6 iterations by default (KILL_LOOP_ITERATIONS);
  * the 100-iteration run and its numbers are in docs/reliability.md.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { KillLoopResult } from '../../bench/src/kill-loop.js';
 
-const iterations = process.env.KILL_LOOP_ITERATIONS ?? '10';
+const iterations = process.env.KILL_LOOP_ITERATIONS ?? '6';
 const dir = mkdtempSync(join(tmpdir(), 'paramine-kill-loop-test-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 

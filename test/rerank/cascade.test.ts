@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import t from 'tap';
 import { CrossEncoder, chooseBand, inBand, LabelCascade } from '../../src/rerank/index.js';
-import { DEFAULT_RERANKER } from '../../src/service/index.js';
+import { BatchedScorer, DEFAULT_RERANKER } from '../../src/service/index.js';
 
 const STUDENT = `models/${DEFAULT_RERANKER}`;
 const TEACHER = 'models/paramine-paraphrase-mpnet-base';
@@ -70,6 +70,52 @@ t.test('fast / balanced / best with the committed models', { skip: !HAVE }, asyn
   );
   t.ok(best.every((s) => s.model === teacher.modelId));
 });
+
+t.test(
+  'an overloaded teacher is shed in balanced (the student labels), refused in best',
+  { skip: !HAVE },
+  async (t) => {
+    const student = await CrossEncoder.open(STUDENT);
+    const teacher = await CrossEncoder.open(TEACHER);
+    t.teardown(async () => {
+      await student.close();
+      await teacher.close();
+    });
+    const band = student.cascade?.band as readonly [number, number];
+    // The teacher behind a real queue whose budget no wait meets: busy means refused.
+    const queue = new BatchedScorer(teacher, { maxBatch: 8, maxWaitMs: 0, maxQueue: 64, waitBudgetMs: 1 });
+    const seen: number[][] = [];
+    const cascade = new LabelCascade({
+      student,
+      studentName: student.modelId,
+      teacher: { name: teacher.modelId, band, open: async () => queue.port(false) },
+      onEscalated: (pairs, of, shed) => seen.push([pairs, of, shed]),
+    });
+    const fast = await cascade.score(PAIRS, undefined, { mode: 'fast' });
+    const unsure = fast.filter((s) => inBand(s.probabilities.paraphrase as number, band)).length;
+    t.ok(unsure > 0, `${unsure} of the pairs are in the band`);
+    await queue.port(false).score(PAIRS.slice(0, 1)); // the queue has measured its rate
+
+    const bulk = queue.port(true).score([...PAIRS, ...PAIRS, ...PAIRS, ...PAIRS]); // the teacher is busy
+    const shed = await cascade.score(PAIRS);
+    t.same(
+      shed.map((s) => [s.model, s.label, s.probabilities]),
+      fast.map((s) => [s.model, s.label, s.probabilities]),
+      "every pair keeps the student's label and names the student",
+    );
+    t.same(seen.at(-1), [0, PAIRS.length, unsure], 'reported as shed, not escalated');
+    await t.rejects(
+      cascade.score(PAIRS, undefined, { mode: 'best' }),
+      { code: 'OVERLOADED' },
+      'best refuses',
+    );
+    await bulk;
+
+    const idle = await cascade.score(PAIRS);
+    t.equal(idle.filter((s) => s.model === teacher.modelId).length, unsure, 'idle again: the teacher labels');
+    t.same(seen.at(-1), [unsure, PAIRS.length, 0]);
+  },
+);
 
 t.test('best without a teacher is refused, naming the fix', async (t) => {
   const fake = {

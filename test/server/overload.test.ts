@@ -7,13 +7,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import t from 'tap';
-import type { ModelName } from '../../src/service/index.js';
+import type { QueueName } from '../../src/service/index.js';
 import { validateResponse } from '../helpers/openapi.js';
 import { HAS_RERANKER, startTestService } from '../helpers/service.js';
 
 const QUEUE = { encoder: 16, reranker: 64 };
-const maxDepth: Record<ModelName, number> = { encoder: 0, reranker: 0 };
-const ranItems: Record<ModelName, number> = { encoder: 0, reranker: 0 };
+const maxDepth: Record<QueueName, number> = { encoder: 0, reranker: 0, teacher: 0 };
+const ranItems: Record<QueueName, number> = { encoder: 0, reranker: 0, teacher: 0 };
 let onRerankDepth: (depth: number) => void = () => {};
 
 const svc = await startTestService(200, HAS_RERANKER, {

@@ -691,7 +691,7 @@ class PairResult(BaseModel):
     )
     model: str | None = Field(
         None,
-        description="The model that labeled the pair: the student cross-encoder, or the teacher where the cascade sent it there (`labels.mode`).",
+        description="The model that labeled the pair: the student cross-encoder, or the teacher where the cascade sent it there (`labels.mode`). In `balanced`, an unsure pair the overloaded teacher could not take keeps the student's label.",
     )
 
 
@@ -1671,7 +1671,7 @@ class Candidate(BaseModel):
     )
     labeledBy: str | None = Field(
         None,
-        description="The model that labeled the pair: the student cross-encoder, or the teacher where the cascade sent it there (`labels.mode`).",
+        description="The model that labeled the pair: the student cross-encoder, or the teacher where the cascade sent it there (`labels.mode`). In `balanced`, an unsure pair the overloaded teacher could not take keeps the student's label.",
     )
     lexical: LexicalMeasures
     bertScore: float | None = Field(

@@ -87,7 +87,7 @@ export const SERVED_LABEL =
   'It can differ from the label with the highest probability.';
 const LABELED_BY =
   'The model that labeled the pair: the student cross-encoder, or the teacher where the cascade sent it there ' +
-  '(`labels.mode`).';
+  "(`labels.mode`). In `balanced`, an unsure pair the overloaded teacher could not take keeps the student's label.";
 
 export const Candidate = z
   .strictObject({
