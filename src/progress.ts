@@ -92,15 +92,21 @@ export function createProgress(options: ProgressOptions): Progress {
 /** Progress of work in stages: one bar (or log line) per stage, the previous one stopped when the next begins. */
 export function stagedProgress(
   label: string,
-  unit: string,
+  /** One unit for every stage, or one per stage (a stage not named counts in `unit.default`). */
+  unit: string | { default: string; [stage: string]: string },
   quiet = false,
+  stream?: ProgressOptions['stream'],
 ): { update(stage: string, done: number, total: number): void; stop(): void } {
+  const unitOf = (stage: string) => (typeof unit === 'string' ? unit : (unit[stage] ?? unit.default));
   let current: { stage: string; bar: Progress } | undefined;
   return {
     update(stage, done, total) {
       if (current?.stage !== stage) {
         current?.bar.stop();
-        current = { stage, bar: createProgress({ label: `${label}: ${stage}`, unit, quiet }) };
+        current = {
+          stage,
+          bar: createProgress({ label: `${label}: ${stage}`, unit: unitOf(stage), quiet, stream }),
+        };
       }
       current.bar.update(done, total);
     },

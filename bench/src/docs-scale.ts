@@ -34,6 +34,7 @@ import { bandText } from '../../dist/jobs/align-band.js';
 import { DocGrams } from '../../dist/jobs/align-grams.js';
 import { alignOptionsSchema } from '../../dist/jobs/align-options.js';
 import { alignDocumentSet, type DocumentSet } from '../../dist/jobs/align-pairs.js';
+import { NEAREST_UNITS } from '../../dist/jobs/align-search.js';
 import { stagedProgress } from '../../dist/progress.js';
 
 const schema = z.object({
@@ -214,7 +215,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     const generateSeconds = (performance.now() - g0) / 1000;
     const set = fileSet(path, offsets);
     const rssBefore = process.memoryUsage().rss;
-    const progress = stagedProgress('docs align', 'documents');
+    const progress = stagedProgress('docs align', NEAREST_UNITS);
     const a0 = performance.now();
     const options = alignOptionsSchema.parse({ partners: 1, autoBand: true, dim: o.dim });
     // Each stage's first and last report: where the time goes.

@@ -9,6 +9,7 @@ import { writeFileAtomic } from '../durable.js';
 import { alignOptionsSchema } from '../jobs/align.js';
 import { bandText } from '../jobs/align-band.js';
 import { alignIndexDir } from '../jobs/align-index.js';
+import { NEAREST_UNITS } from '../jobs/align-search.js';
 import { stagedProgress } from '../progress.js';
 import { parseInput } from '../validate.js';
 
@@ -39,7 +40,7 @@ export function register(program: Command): void {
     const { index, out, report } = parseInput(where, flagValues(align, where), 'options');
     const options = flagValues(align, alignOptionsSchema);
     const started = performance.now();
-    const progress = stagedProgress('docs align', 'documents');
+    const progress = stagedProgress('docs align', NEAREST_UNITS);
     const { pairs, band, copies } = await alignIndexDir(index, options, {
       onProgress: (stage, done, total) => progress.update(stage, done, total),
     });

@@ -36,6 +36,9 @@ export interface Neighbours {
 
 export type NearestStage = 'train' | 'add' | 'search';
 
+/** What each stage's progress counts: k-means reports its steps (assigning, each group), not documents. */
+export const NEAREST_UNITS = { default: 'documents', train: 'k-means steps' } as const;
+
 export interface NearestOptions {
   /** RAM the index may take (bytes): a smaller index is chosen, as for `paramine index --max-ram`. */
   maxRamBytes?: number | undefined;

@@ -1,7 +1,8 @@
 /** Progress off a terminal (a log file, CI): lines at the interval, and the final one printed once. */
 import { PassThrough } from 'node:stream';
 import t from 'tap';
-import { createProgress } from '../../src/progress.js';
+import { NEAREST_UNITS } from '../../src/jobs/align-search.js';
+import { createProgress, stagedProgress } from '../../src/progress.js';
 
 function capture() {
   const stream = new PassThrough();
@@ -35,4 +36,15 @@ t.test('the final line once, whether or not the interval just printed it', async
   const more = b.text().trim().split('\n');
   t.same(more.length, 2, 'the first line, then the final one at stop');
   t.match(more[1], /10\/10 sentences/);
+});
+
+t.test('staged progress names each stage and what it counts', async (t) => {
+  const a = capture();
+  const p = stagedProgress('docs align', NEAREST_UNITS, false, a.stream as never);
+  p.update('train', 1, 1);
+  p.update('add', 10, 10);
+  p.stop();
+  const text = a.text();
+  t.match(text, /docs align: train: 1\/1 k-means steps/);
+  t.match(text, /docs align: add: 10\/10 documents/);
 });
