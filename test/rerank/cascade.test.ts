@@ -82,8 +82,8 @@ t.test(
       await teacher.close();
     });
     const band = student.cascade?.band as readonly [number, number];
-    // The teacher behind a real queue whose budget no wait meets: busy means refused.
-    const queue = new BatchedScorer(teacher, { maxBatch: 8, maxWaitMs: 0, maxQueue: 64, waitBudgetMs: 1 });
+    // The teacher behind a real queue that holds 2 pairs waiting: kept busy and full, it refuses.
+    const queue = new BatchedScorer(teacher, { maxBatch: 64, maxWaitMs: 0, maxQueue: 2 });
     const seen: number[][] = [];
     const cascade = new LabelCascade({
       student,
@@ -94,9 +94,10 @@ t.test(
     const fast = await cascade.score(PAIRS, undefined, { mode: 'fast' });
     const unsure = fast.filter((s) => inBand(s.probabilities.paraphrase as number, band)).length;
     t.ok(unsure > 0, `${unsure} of the pairs are in the band`);
-    await queue.port(false).score(PAIRS.slice(0, 1)); // the queue has measured its rate
 
-    const bulk = queue.port(true).score([...PAIRS, ...PAIRS, ...PAIRS, ...PAIRS]); // the teacher is busy
+    // 48 pairs of a job in the model (one batch, seconds of MPNet), 2 interactive ones waiting behind them.
+    const bulk = queue.port(true).score(Array.from({ length: 8 }, () => PAIRS).flat());
+    const waiting = queue.port(false).score(PAIRS.slice(0, 2));
     const shed = await cascade.score(PAIRS);
     t.same(
       shed.map((s) => [s.model, s.label, s.probabilities]),
@@ -109,7 +110,7 @@ t.test(
       { code: 'OVERLOADED' },
       'best refuses',
     );
-    await bulk;
+    await Promise.all([bulk, waiting]);
 
     const idle = await cascade.score(PAIRS);
     t.equal(idle.filter((s) => s.model === teacher.modelId).length, unsure, 'idle again: the teacher labels');
