@@ -88,22 +88,11 @@ export interface WorkerProcess {
   waitFor(re: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-/** A `paramine worker` child process (the test's own TypeScript loader runs src/cli.ts). */
+/** A `paramine worker` child process (the built CLI, dist/cli.js: no TypeScript compile at each start). */
 export function startWorker(t: Test, url: string, args: string[] = []): WorkerProcess {
   const child = spawn(
     process.execPath,
-    [
-      ...process.execArgv,
-      'src/cli.ts',
-      'worker',
-      '--queue',
-      url,
-      '--lock-ms',
-      '2000',
-      '--stalled-ms',
-      '1000',
-      ...args,
-    ],
+    ['dist/cli.js', 'worker', '--queue', url, '--lock-ms', '2000', '--stalled-ms', '1000', ...args],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let text = '';

@@ -20,7 +20,7 @@ const referencePairs = [...svc.jobStore.pairs(reference.id)].map(({ seq, pair })
 const referenceClusters = [...svc.jobStore.clusters(reference.id)];
 
 function cli(args: string[]): ChildProcess {
-  return spawn(process.execPath, [...process.execArgv, 'src/cli.ts', ...args], {
+  return spawn(process.execPath, ['dist/cli.js', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -28,8 +28,7 @@ function cli(args: string[]): ChildProcess {
 /** Starts `paramine serve` on the test index with `jobsDir`. */
 const serve = (jobsDir: string) =>
   spawnServe([
-    ...process.execArgv,
-    'src/cli.ts',
+    'dist/cli.js',
     'serve',
     '--index',
     svc.index,

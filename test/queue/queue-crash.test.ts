@@ -135,8 +135,7 @@ t.test('a coordinator SIGKILLed mid-build resumes from the work dir and Redis', 
   startWorker(t, redis.url, ['--threads', '1']);
   const work = join(dir, 'work');
   const args = [
-    ...process.execArgv,
-    'src/cli.ts',
+    'dist/cli.js',
     'index',
     '--queue',
     redis.url,
