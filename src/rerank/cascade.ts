@@ -82,29 +82,29 @@ export class LabelCascade implements PairScorer {
     scores.forEach((s, i) => {
       if (inBand(positiveProbability(s.probabilities, this.positiveLabels), teacher.band)) unsure.push(i);
     });
-    if (unsure.length === 0) {
-      this.#parts.onEscalated?.(0, pairs.length, 0);
-      return scores;
-    }
-    const t = await this.#openTeacher();
-    let second: PairScore[];
-    try {
-      second = await t.score(
-        unsure.map((i) => pairs[i] as Pair),
-        signal,
-      );
-    } catch (e) {
-      // Overload sheds the teacher, not the request: the unsure pairs keep the student's label (and say so
-      // in their model), a degraded answer in time instead of a 503. `best` is where the teacher is a must.
-      if (!(e instanceof ParamineError && e.code === 'OVERLOADED')) throw e;
-      this.#parts.onEscalated?.(0, pairs.length, unsure.length);
-      return scores;
-    }
-    this.#parts.onEscalated?.(unsure.length, pairs.length, 0);
-    unsure.forEach((i, k) => {
-      scores[i] = { ...(second[k] as PairScore), model: teacher.name };
+    const asked = unsure.map((i) => pairs[i] as Pair);
+    const second = asked.length === 0 ? [] : await this.#teacherOrShed(asked, signal);
+    const labeled = second === undefined ? 0 : unsure.length;
+    this.#parts.onEscalated?.(labeled, pairs.length, unsure.length - labeled);
+    second?.forEach((s, k) => {
+      scores[unsure[k] as number] = { ...s, model: teacher.name };
     });
     return scores;
+  }
+
+  /**
+   * The teacher's scores, or undefined when its queue refused them: overload sheds the teacher, not the
+   * request, and the unsure pairs keep the student's label (their model says so), an answer in time instead
+   * of a 503. `best` is where the teacher is a must.
+   */
+  async #teacherOrShed(pairs: Pair[], signal?: AbortSignal): Promise<PairScore[] | undefined> {
+    const t = await this.#openTeacher();
+    try {
+      return await t.score(pairs, signal);
+    } catch (e) {
+      if (e instanceof ParamineError && e.code === 'OVERLOADED') return undefined;
+      throw e;
+    }
   }
 
   #openTeacher(): Promise<PairScorer> {

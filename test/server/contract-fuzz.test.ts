@@ -19,7 +19,6 @@ if (!existsSync(ST)) {
   t.plan(0, `schemathesis is not installed in .venv-fuzz (${ST} missing): contract fuzzing skipped`);
 } else {
   const runs = [
-    // The coverage phase (2,900 of the 3,000 cases, 260 s here) runs in the full run, not in the suite.
     { key: '', phases: 'examples,fuzzing,stateful' },
     { key: 'contract-fuzz-key-0123456789', phases: 'fuzzing' },
   ];
