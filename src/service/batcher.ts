@@ -12,7 +12,7 @@
  * Bulk work (mining jobs) is never refused and takes no room in the bound, but waits behind interactive
  * requests and is cut into batches, so a job's thousands of pairs do not hold a query up for seconds.
  */
-import { ParamineError } from '../errors.js';
+import { answerError, ParamineError } from '../errors.js';
 
 export interface BatcherOptions<I = unknown> {
   /** What the model is called in errors ("encoder", "reranker"). */
@@ -188,7 +188,7 @@ export class Batcher<I, O> {
   #overloaded(): ParamineError {
     // How long the queue takes to drain at the recent rate: when to come back.
     const seconds = this.predictedWaitMs() / 1000 || 1;
-    return new ParamineError(
+    return answerError(
       'OVERLOADED',
       `the ${this.#o.name} is busy (${this.#queued} waiting, about ${Math.round(this.predictedWaitMs())} ms of work); retry later`,
       { retryAfterSeconds: Math.min(60, Math.max(1, Math.ceil(seconds))) },

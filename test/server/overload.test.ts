@@ -128,3 +128,40 @@ t.test(
     t.equal((await search(0)).status, 200, 'the next request is answered');
   },
 );
+
+t.test(
+  "a search that reranks is refused before its body is validated when the cross-encoder's queue is full; one that does not rerank is answered",
+  { skip: !HAS_RERANKER && 'no reranker in models/' },
+  async (t) => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const pairs = Array.from({ length: QUEUE.reranker / 2 }, (_, i) => [
+      `the wise son hears instruction ${i}`,
+      `a wise child listens to teaching ${i}`,
+    ]);
+    // Once a classify batch runs and two more fill the queue to its bound, the cross-encoder cannot take
+    // one more pair until the running batch is done.
+    const full = new Promise<void>((resolve) => {
+      onRerankDepth = (depth) => {
+        if (depth >= QUEUE.reranker) resolve();
+      };
+    });
+    const classify = [0, 1, 2].map(() => post('/v1/classify', { pairs }));
+    await full;
+    onRerankDepth = () => {};
+    // k 0 is invalid (400 once validated): a 503 says the refusal came first.
+    const [refused, plain] = await Promise.all([
+      post('/v1/search', { text: 'wisdom and instruction', k: 0 }),
+      post('/v1/search', { text: 'wisdom and instruction', k: 5, rerank: false }),
+    ]);
+    t.equal(refused.status, 503, 'the reranking search is refused');
+    t.equal(((await refused.json()) as { code: string }).code, 'OVERLOADED');
+    t.ok(Number(refused.headers.get('retry-after')) >= 1, 'with a Retry-After');
+    t.equal(plain.status, 200, 'the search without rerank is answered');
+    for (const r of await Promise.all(classify)) t.equal(r.status, 200, 'the classify calls are answered');
+  },
+);

@@ -15,8 +15,10 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
   const { core } = ctx.service;
   const searchBody = searchRequest(limits);
 
-  // Refused before the body is read when the model could not take even the smallest request; every
-  // refusal, there or once the request's own size is known, is paced per connection.
+  // Refused before the body is read when the model could not take even the smallest request (a search
+  // that reranks: once the body is parsed, before it is validated); every refusal, there or once the
+  // request's own size is known, is paced per connection. A refusal after validation costs the event
+  // loop about 1.4x one before it (zod, the handler; docs/benchmarks/serve.md).
   const pacer = new RefusalPacer(limits.refusalPaceMs);
   const paced = async <T>(req: FastifyRequest, work: () => T | Promise<T>): Promise<T> => {
     try {
@@ -30,7 +32,19 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     onRequest: (req: FastifyRequest) => paced(req, () => core.admitSmallest(model)),
   });
 
-  app.post('/v1/search', admit('encoder'), (req, reply) => paced(req, () => search(req, reply)));
+  app.post(
+    '/v1/search',
+    {
+      ...admit('encoder'),
+      // Once the body is parsed, and before it is validated: a search that would rerank is refused here
+      // when the cross-encoder could not take one pair (its queue, not the encoder's, fills under load).
+      preValidation: (req: FastifyRequest) =>
+        paced(req, () => {
+          if ((req.body as { rerank?: unknown } | null)?.rerank !== false) core.admitSmallest('reranker');
+        }),
+    },
+    (req, reply) => paced(req, () => search(req, reply)),
+  );
 
   const search = async (req: FastifyRequest, reply: FastifyReply) => {
     const { text: one, texts, context, ...options } = parseInput(searchBody, req.body);
