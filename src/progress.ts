@@ -31,12 +31,23 @@ export function formatDuration(seconds: number): string {
       : `${s}s`;
 }
 
+/** A first report this soon after a bar starts is work done before it (a resumed run's). */
+const RESUMED_MS = 200;
+
 export function createProgress(options: ProgressOptions): Progress {
   const stream = options.stream ?? process.stderr;
   if (options.quiet) return { update() {}, stop() {} };
   const started = Date.now();
-  const rate = (done: number) => done / Math.max((Date.now() - started) / 1000, 1e-3);
-  const eta = (done: number, total: number) => (total > done && done > 0 ? (total - done) / rate(done) : 0);
+  // Work reported at once (a resumed run's, read back) is not work done at this run's rate.
+  let base: number | undefined;
+  const rate = (done: number) => {
+    base ??= Date.now() - started < RESUMED_MS ? done : 0;
+    return (done - base) / Math.max((Date.now() - started) / 1000, 1e-3);
+  };
+  const eta = (done: number, total: number) => {
+    const r = rate(done);
+    return total > done && r > 0 ? (total - done) / r : 0;
+  };
 
   if (stream.isTTY) {
     const bar = new cliProgress.SingleBar(

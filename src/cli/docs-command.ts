@@ -8,6 +8,7 @@ import { addFlags, cli, flagValues } from '../config.js';
 import { writeFileAtomic } from '../durable.js';
 import { alignOptionsSchema } from '../jobs/align.js';
 import { bandText } from '../jobs/align-band.js';
+import { clearCheckpoint } from '../jobs/align-checkpoint.js';
 import { alignIndexDir } from '../jobs/align-index.js';
 import { NEAREST_UNITS } from '../jobs/align-search.js';
 import { stagedProgress } from '../progress.js';
@@ -19,6 +20,11 @@ const where = z.object({
     description: 'index built from documents (`paramine index --documents`)',
   }),
   out: z.string().min(1).register(cli, { flag: '--out <file>', description: 'document pairs as JSON lines' }),
+  work: z.string().min(1).optional().register(cli, {
+    flag: '--work <dir>',
+    description:
+      'where the run keeps its work (the document index, each searched batch) so that the same command, run again after a crash, goes on where it stopped (default: OUT.partial; removed once OUT is written)',
+  }),
   report: z.string().min(1).optional().register(cli, {
     flag: '--report <file>',
     description:
@@ -37,19 +43,32 @@ export function register(program: Command): void {
     ),
     alignOptionsSchema,
   ).action(async () => {
-    const { index, out, report } = parseInput(where, flagValues(align, where), 'options');
+    const {
+      index,
+      out,
+      report,
+      work = `${out}.partial`,
+    } = parseInput(where, flagValues(align, where), 'options');
     const options = flagValues(align, alignOptionsSchema);
     const started = performance.now();
     const progress = stagedProgress('docs align', NEAREST_UNITS);
-    const { pairs, band, copies } = await alignIndexDir(index, options, {
+    const { pairs, band, copies, resumed } = await alignIndexDir(index, options, {
       onProgress: (stage, done, total) => progress.update(stage, done, total),
+      work,
     });
     progress.stop();
+    if (resumed !== undefined && (resumed.index || resumed.searched > 0)) {
+      process.stderr.write(
+        `resumed from ${work}: ${resumed.index ? 'the document index read back' : 'the index built again'}, ` +
+          `${resumed.searched} documents' nearest lists read back\n`,
+      );
+    }
     const lines = (xs: object[]) => xs.map((x) => `${JSON.stringify(x)}\n`).join('');
     await writeFileAtomic(out, lines(pairs));
     // Which documents were near copies (at or above --max) of the one that stood for them in the pairs.
     const copiesFile = `${out.replace(/\.jsonl?$/, '')}.copies.jsonl`;
     if (copies.length > 0) await writeFileAtomic(copiesFile, lines(copies));
+    await clearCheckpoint(work);
     if (report) {
       await writeFileAtomic(report, `${JSON.stringify(band, null, 1)}\n`);
       process.stderr.write(`${bandText(band)}\n(written to ${report})\n`);

@@ -6,10 +6,13 @@
  * side's list (addReverse). The band is read from each document's nearest (align-band.ts), near copies
  * collapse (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
  */
+import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { sha256 } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { gatherRows } from '../index/index.js';
 import { type AlignBand, alignBand } from './align-band.js';
+import { AlignCheckpoint, type Resumed } from './align-checkpoint.js';
 import { type CopyGroup, copyGroups, copyRepresentatives } from './align-copies.js';
 import { DocGrams } from './align-grams.js';
 import type { AlignOptions } from './align-options.js';
@@ -51,8 +54,13 @@ export type AlignProgress = (stage: 'grams' | NearestStage, done: number, total:
  */
 const DEPTH = 64;
 
-export interface AlignHooks extends NearestOptions {
+export interface AlignHooks extends Omit<NearestOptions, 'checkpoint' | 'onProgress'> {
   onProgress?: AlignProgress | undefined;
+  /**
+   * A directory for the work of a run cut short (align-checkpoint.ts): the index and the searched batches
+   * are kept there and read back by the next run on the same documents with the same options.
+   */
+  work?: string | undefined;
 }
 
 export interface Alignment {
@@ -64,6 +72,8 @@ export interface Alignment {
   band: AlignBand;
   /** Each document's nearest documents (candidates), scored, best first: what the pairs were chosen from. */
   nearest?: Neighbours;
+  /** With `work`: what was read back from a run cut short. */
+  resumed?: Resumed;
 }
 
 /** Document pairs inside the band, at most `partners` per document, best first. */
@@ -83,14 +93,18 @@ export async function alignDocumentSet(
       { field: 'method' },
     );
   }
-  const { vectors, rescore, more } = await documentVectors(set, o, hooks.onProgress);
+  const { vectors, rescore, more, digest } = await documentVectors(set, o, hooks.onProgress);
   // Room for the band and the scope to drop candidates before `partners` are found.
   const k = o.partners * 8;
-  const index = await DocIndex.open(vectors, set.count, hooks);
+  const search = { rescore, more, depth: Math.max(k, DEPTH) };
+  const checkpoint =
+    hooks.work === undefined
+      ? undefined
+      : await AlignCheckpoint.open(hooks.work, fingerprint(digest, set.count, o, search.depth));
+  const index = await DocIndex.open(vectors, set.count, { ...hooks, checkpoint });
   try {
     const all = Int32Array.from({ length: set.count }, (_, r) => r);
-    const search = { rescore, more, depth: Math.max(k, DEPTH) };
-    const first = await index.neighbours(all, k, search);
+    const first = await index.neighbours(all, k, { ...search, checkpoint });
     addReverse(first);
     const fits = (i: number, j: number) => compatible(set.meta(i), set.meta(j), o);
     // The band is chosen on each document's nearest compatible neighbour.
@@ -114,6 +128,7 @@ export async function alignDocumentSet(
       band,
       copies: copyGroups(rep, idOf),
       nearest: first,
+      ...(checkpoint === undefined ? {} : { resumed: checkpoint.resumed }),
     };
   } finally {
     await index.close();
@@ -212,18 +227,33 @@ function inBand(
 /** Rows between which the event loop is let go (a server runs jobs beside its searches). */
 const SLICE = 4096;
 
-/** The documents' sparse TF-IDF, their texts read once. */
-async function docGrams(set: DocumentSet, progress?: AlignProgress): Promise<DocGrams> {
+/**
+ * What a checkpoint's work depends on: the documents (their texts or vectors, in order), their number and
+ * the options that shape the index and the lists (the band, scopes and partners are applied afterwards).
+ */
+function fingerprint(digest: string, count: number, o: AlignOptions, depth: number): string {
+  const shape = { method: o.method, dim: o.dim, k: o.partners * 8, depth, rare: RARE_DEPTH };
+  return sha256(`${digest}\n${count}\n${JSON.stringify(shape)}`);
+}
+
+/** The documents' sparse TF-IDF, their texts read once (and hashed: the checkpoint's fingerprint). */
+async function docGrams(
+  set: DocumentSet,
+  progress?: AlignProgress,
+): Promise<{ grams: DocGrams; digest: string }> {
   const grams = new DocGrams();
+  const hash = createHash('sha256');
   for (let r = 0; r < set.count; r++) {
-    grams.add(set.text(r));
+    const text = set.text(r);
+    grams.add(text);
+    hash.update(text).update('\0');
     if (r % SLICE === SLICE - 1) {
       progress?.('grams', r + 1, set.count);
       await yieldToLoop();
     }
   }
   grams.finish();
-  return grams;
+  return { grams, digest: hash.digest('hex') };
 }
 
 /** What the candidate search reads, and (tfidf) the exact score that ranks its candidates. */
@@ -231,19 +261,28 @@ async function documentVectors(
   set: DocumentSet,
   o: AlignOptions,
   progress?: AlignProgress,
-): Promise<{ vectors: DocVectors; rescore?: NeighbourOptions['rescore']; more?: MoreCandidates }> {
+): Promise<{
+  vectors: DocVectors;
+  rescore?: NeighbourOptions['rescore'];
+  more?: MoreCandidates;
+  digest: string;
+}> {
   if (o.method === 'tfidf') {
-    const grams = await docGrams(set, progress);
+    const { grams, digest } = await docGrams(set, progress);
     const rare = RareGrams.build(grams);
     return {
       vectors: { dim: o.dim, rows: (ids) => grams.project(ids, o.dim) },
       rescore: (i, js, out) => grams.cosines(i, js, out),
       more: { depth: RARE_DEPTH, candidates: (i, out) => rare.candidates(i, out) },
+      digest,
     };
   }
   const m = await (set.means as () => Promise<Float32Array>)();
   const dim = m.length / set.count;
-  return { vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) } };
+  return {
+    vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) },
+    digest: sha256(new Uint8Array(m.buffer, m.byteOffset, m.byteLength)),
+  };
 }
 
 const DAY_MS = 86_400_000;

@@ -43,6 +43,16 @@ export interface NearestOptions {
   /** RAM the index may take (bytes): a smaller index is chosen, as for `paramine index --max-ram`. */
   maxRamBytes?: number | undefined;
   onProgress?: ((stage: NearestStage, done: number, total: number) => void) | undefined;
+  /** Where the trained index is kept and read back from (align-checkpoint.ts). */
+  checkpoint?: SearchCheckpoint | undefined;
+}
+
+/** What a run cut short left: the filled index, and each search batch's rows (align-checkpoint.ts). */
+export interface SearchCheckpoint {
+  index(factory: string): Promise<FaissIndex | undefined>;
+  saveIndex(index: FaissIndex, factory: string): Promise<void>;
+  batch(from: number, count: number, width: number): { ids: Int32Array; scores: Float32Array } | undefined;
+  saveBatch(from: number, ids: Int32Array, scores: Float32Array): Promise<void>;
 }
 
 const BATCH = 16_384;
@@ -60,6 +70,26 @@ export class DocIndex {
   static async open(vectors: DocVectors, n: number, options: NearestOptions = {}): Promise<DocIndex> {
     const dim = vectors.dim;
     const plan = chooseFactory({ n, dim, metric: 'ip', maxRamBytes: options.maxRamBytes });
+    const saved = await options.checkpoint?.index(plan.factory);
+    if (saved !== undefined) return new DocIndex(plan, saved, vectors, options);
+    const index = await DocIndex.#build(plan, vectors, n, options);
+    try {
+      await options.checkpoint?.saveIndex(index, plan.factory);
+    } catch (e) {
+      await index.close();
+      throw e;
+    }
+    return new DocIndex(plan, index, vectors, options);
+  }
+
+  /** Trained on a seeded sample, then filled batch by batch. */
+  static async #build(
+    plan: IndexPlan,
+    vectors: DocVectors,
+    n: number,
+    options: NearestOptions,
+  ): Promise<FaissIndex> {
+    const dim = vectors.dim;
     const rowsOf = async (from: number, count: number) =>
       vectors.rows(Int32Array.from({ length: count }, (_, r) => from + r));
     const source: VectorSource = { count: n, dim, read: rowsOf, readIds: async (ids) => vectors.rows(ids) };
@@ -86,7 +116,7 @@ export class DocIndex {
       await index.close();
       throw e;
     }
-    return new DocIndex(plan, index, vectors, options);
+    return index;
   }
 
   /**
@@ -113,11 +143,27 @@ export class DocIndex {
       const rows = docs.subarray(from, Math.min(n, from + BATCH));
       return { rows, found: await this.index.search(await this.vectors.rows(rows), depth + 1, params) };
     };
+    // Batches a run cut short already did are read back; the others are searched.
+    const checkpoint = o.checkpoint;
+    const todo: number[] = [];
+    let done = 0;
+    for (let from = 0; kk > 0 && from < n; from += BATCH) {
+      const count = Math.min(BATCH, n - from);
+      const saved = checkpoint?.batch(from, count, kk);
+      if (saved === undefined) todo.push(from);
+      else {
+        out.ids.set(saved.ids, from * kk);
+        out.scores.set(saved.scores, from * kk);
+        done += count;
+      }
+    }
+    if (done > 0) this.options.onProgress?.('search', done, n);
     // The next batch searches (FAISS's threads) while this one is re-scored (this thread).
-    let next = kk > 0 && n > 0 ? searchFrom(0) : undefined;
-    for (let from = 0; next !== undefined; from += BATCH) {
+    let next = todo.length > 0 ? searchFrom(todo[0] as number) : undefined;
+    for (let t = 0; next !== undefined; t++) {
+      const from = todo[t] as number;
       const { rows, found } = await next;
-      next = from + BATCH < n ? searchFrom(from + BATCH) : undefined;
+      next = t + 1 < todo.length ? searchFrom(todo[t + 1] as number) : undefined;
       const width = depth + (o.more?.depth ?? 0);
       const batch: Neighbours = {
         docs: rows,
@@ -132,7 +178,10 @@ export class DocIndex {
         out.ids.set(batch.ids.subarray(r * width, r * width + kk), (from + r) * kk);
         out.scores.set(batch.scores.subarray(r * width, r * width + kk), (from + r) * kk);
       }
-      this.options.onProgress?.('search', from + rows.length, n);
+      const cells = [from * kk, (from + rows.length) * kk] as const;
+      await checkpoint?.saveBatch(from, out.ids.subarray(...cells), out.scores.subarray(...cells));
+      done += rows.length;
+      this.options.onProgress?.('search', done, n);
       await yieldToLoop();
     }
     return out;
@@ -152,6 +201,8 @@ export interface NeighbourOptions {
   depth?: number | undefined;
   /** Candidates from elsewhere (align-rare.ts), up to `depth` a document, re-scored with the index's. */
   more?: MoreCandidates | undefined;
+  /** Batches done by a run cut short, and where this run's are kept (the first search of all documents). */
+  checkpoint?: SearchCheckpoint | undefined;
 }
 
 export interface MoreCandidates {

@@ -36,24 +36,30 @@ async function docPartners(
   d: NonNullable<JobSpec['docPairs']>,
   ntotal: number,
   report?: StageReport,
+  work?: string,
 ): Promise<Map<string, string[]>> {
   if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
   const parts = { store: ctx.store, groups: groupsOf(ctx, ntotal), vectors: ctx.vectors, added: ctx.added };
   const onProgress =
     report && ((stage: string, done: number, total: number) => report(`align: ${stage}`, done, total));
-  return partnersOf((await alignDocuments(parts, { ...d.align, docKey: d.docKey }, { onProgress })).pairs);
+  const aligned = await alignDocuments(parts, { ...d.align, docKey: d.docKey }, { onProgress, work });
+  return partnersOf(aligned.pairs);
 }
 
-/** The scope's searcher when the job has a withinGroup, window or document-pairs scope. */
+/**
+ * The scope's searcher when the job has a withinGroup, window or document-pairs scope. `work`: where an
+ * alignment keeps its work, read back when the job resumes after a crash (align-checkpoint.ts).
+ */
 export async function scopedSearch(
   ctx: JobContext,
   spec: JobSpec,
   report?: StageReport,
+  work?: string,
 ): Promise<ScopedSearch | undefined> {
   const ntotal = sourceParts(ctx, spec).ntotal;
   const docPairs = spec.docPairs && {
     key: spec.docPairs.docKey,
-    partners: await docPartners(ctx, spec.docPairs, ntotal, report),
+    partners: await docPartners(ctx, spec.docPairs, ntotal, report, work),
   };
   const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX, docPairs };
   if (!hasScope(scope)) return undefined;

@@ -4,6 +4,7 @@
  * de-duplication, one LMDB transaction per batch. It yields to the event loop between batches so
  * interactive queries keep flowing, and stops at a batch boundary when asked.
  */
+import { join } from 'node:path';
 import { setImmediate as nextTick } from 'node:timers/promises';
 import { ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
@@ -11,6 +12,7 @@ import { SpanModel } from '../rerank/index.js';
 import { evaluateFilter } from '../search/lexical.js';
 import type { Candidate, CandidateDomain, SearchOptions } from '../search/types.js';
 import { dedupKey } from '../text/index.js';
+import { clearCheckpoint } from './align-checkpoint.js';
 import { pairKey, UnionFind } from './cluster.js';
 import { openJobSource } from './grouped-source.js';
 import { groupsOf, type JobContext, type RunControl, sourceParts } from './job-context.js';
@@ -63,7 +65,7 @@ export async function runJob(
     );
   }
   const stage = stageWriter(jobs, initial);
-  const scoped = await scopedSearch(ctx, spec, stage.report);
+  const scoped = await scopedSearch(ctx, spec, stage.report, alignWork(jobs, initial.id));
   await stage.flush();
   const run: BatchRun = {
     ctx,
@@ -274,8 +276,12 @@ function pairDomain(d: CandidateDomain): NonNullable<MinedPair['domain']> {
 async function finish(jobs: JobStore, job: JobRecord, state: 'done' | 'cancelled'): Promise<JobRecord> {
   const done: JobRecord = { ...job, state, finishedAt: new Date().toISOString() };
   await jobs.put(done);
+  await clearCheckpoint(alignWork(jobs, job.id));
   return done;
 }
+
+/** Where a job's document alignment keeps its work until the job ends. */
+const alignWork = (jobs: JobStore, id: string) => join(jobs.dir, 'align', id);
 
 /** Margin of every surviving candidate, per query row. */
 async function batchMargins(

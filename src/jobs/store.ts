@@ -84,7 +84,12 @@ export class JobStore {
   private readonly lock: DirLock | undefined;
   private readonly queryDb: Database<StoredQueries, string>;
 
-  private constructor(root: RootDatabase, lock: DirLock | undefined) {
+  private constructor(
+    root: RootDatabase,
+    lock: DirLock | undefined,
+    /** The job directory (jobs.lmdb, and a document-pairs job's alignment work while it runs). */
+    readonly dir: string,
+  ) {
     this.root = root;
     this.lock = lock;
     this.jobs = root.openDB<JobRecord, string>({ name: 'jobs', encoding: 'json' });
@@ -132,7 +137,7 @@ export class JobStore {
         noMemInit: true,
         readOnly: options.reader === true,
       });
-      return new JobStore(root, lock);
+      return new JobStore(root, lock, dir);
     } catch (e) {
       lock?.release();
       throw new ParamineError('BAD_FILE', `cannot open the job store at ${dir}: ${(e as Error).message}`, {

@@ -4,7 +4,7 @@
  * context through a real index and the HTTP route.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -269,6 +269,10 @@ t.test('docs align pairs each document with its twin, inside the band', async (t
     'each document with its twin',
   );
   for (const p of pairs) t.ok(p.score >= 0.1 && p.score < 0.95, `score ${p.score} inside the band`);
+  t.notOk(
+    existsSync(`${pairsFile}.partial`),
+    "the run's work (kept for a resume) is gone once the pairs are written",
+  );
   // --report: the nearest partners' histogram and the band (four documents: too few for the data to propose one)
   const report = join(dir, 'band.json');
   const said = spawnSync(
@@ -316,6 +320,10 @@ t.test('docs align pairs each document with its twin, inside the band', async (t
     [...store.pairs(staged.id, 0, 1000)].map((r) => key(r.pair)).sort(),
     mined.map(key).sort(),
     'aligning inside the job = mining within the aligned file',
+  );
+  t.notOk(
+    existsSync(join(dir, 'twin-jobs', 'align', staged.id)),
+    "the alignment's work (kept for a resume) is gone once the job is done",
   );
   await t.rejects(
     manager.create({ k: 5, docPairs: { path: 'doc-pairs.jsonl', align: {} } }),
