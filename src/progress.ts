@@ -7,6 +7,8 @@ import cliProgress from 'cli-progress';
 export interface Progress {
   /** done and total in the same unit; total may grow (or be unknown: 0). */
   update(done: number, total: number, extra?: Record<string, string | number>): void;
+  /** `done` units were done before this run (a resumed run's, read back): not counted in its rate. */
+  readBack?(done: number): void;
   stop(): void;
 }
 
@@ -31,22 +33,19 @@ export function formatDuration(seconds: number): string {
       : `${s}s`;
 }
 
-/** A first report this soon after a bar starts is work done before it (a resumed run's). */
-const RESUMED_MS = 200;
-
 export function createProgress(options: ProgressOptions): Progress {
   const stream = options.stream ?? process.stderr;
   if (options.quiet) return { update() {}, stop() {} };
   const started = Date.now();
-  // Work reported at once (a resumed run's, read back) is not work done at this run's rate.
-  let base: number | undefined;
-  const rate = (done: number) => {
-    base ??= Date.now() - started < RESUMED_MS ? done : 0;
-    return (done - base) / Math.max((Date.now() - started) / 1000, 1e-3);
-  };
+  let base = 0;
+  const rate = (done: number) => (done - base) / Math.max((Date.now() - started) / 1000, 1e-3);
+  // Unknown ('?') until this run has done some of the work left.
   const eta = (done: number, total: number) => {
     const r = rate(done);
-    return total > done && r > 0 ? (total - done) / r : 0;
+    return total <= done ? '0s' : r > 0 ? formatDuration((total - done) / r) : '?';
+  };
+  const readBack = (done: number) => {
+    base = done;
   };
 
   if (stream.isTTY) {
@@ -65,12 +64,13 @@ export function createProgress(options: ProgressOptions): Progress {
         bar.setTotal(Math.max(total, done, 1));
         bar.update(done, {
           rate: rate(done).toFixed(0),
-          eta_h: formatDuration(eta(done, total)),
+          eta_h: eta(done, total),
           info: Object.entries(extra)
             .map(([k, v]) => `${k} ${v}`)
             .join(' '),
         });
       },
+      readBack,
       stop: () => bar.stop(),
     };
   }
@@ -83,9 +83,10 @@ export function createProgress(options: ProgressOptions): Progress {
   const line = (done: number, total: number, extra: Record<string, string | number>) => {
     const pct = total > 0 ? ` (${((100 * done) / total).toFixed(1)}%)` : '';
     const more = Object.entries(extra).map(([k, v]) => ` ${k}=${v}`);
-    return `${options.label}: ${done}${total > 0 ? `/${total}` : ''} ${options.unit}${pct}, ${rate(done).toFixed(0)}/s, ETA ${formatDuration(eta(done, total))}${more.join('')}\n`;
+    return `${options.label}: ${done}${total > 0 ? `/${total}` : ''} ${options.unit}${pct}, ${rate(done).toFixed(0)}/s, ETA ${eta(done, total)}${more.join('')}\n`;
   };
   return {
+    readBack,
     update(done, total, extra = {}) {
       lastLine = line(done, total, extra);
       if (Date.now() - last >= every) {
@@ -107,11 +108,11 @@ export function stagedProgress(
   unit: string | { default: string; [stage: string]: string },
   quiet = false,
   stream?: ProgressOptions['stream'],
-): { update(stage: string, done: number, total: number): void; stop(): void } {
+): { update(stage: string, done: number, total: number, readBack?: boolean): void; stop(): void } {
   const unitOf = (stage: string) => (typeof unit === 'string' ? unit : (unit[stage] ?? unit.default));
   let current: { stage: string; bar: Progress } | undefined;
   return {
-    update(stage, done, total) {
+    update(stage, done, total, readBack = false) {
       if (current?.stage !== stage) {
         current?.bar.stop();
         current = {
@@ -119,6 +120,7 @@ export function stagedProgress(
           bar: createProgress({ label: `${label}: ${stage}`, unit: unitOf(stage), quiet, stream }),
         };
       }
+      if (readBack) current.bar.readBack?.(done);
       current.bar.update(done, total);
     },
     stop: () => current?.bar.stop(),

@@ -46,6 +46,7 @@ const schema = z.object({
   dim: z.coerce.number().int().min(32),
   plants: z.enum(['close', 'auto']),
   dump: z.string().min(1).optional(),
+  work: z.string().min(1).optional(),
 });
 type Options = z.output<typeof schema>;
 
@@ -220,11 +221,13 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     const options = alignOptionsSchema.parse({ partners: 1, autoBand: true, dim: o.dim });
     // Each stage's first and last report: where the time goes.
     const stages = new Map<string, [number, number]>();
+    // As `docs align` runs: its work kept (here in the lab's temporary directory unless --work names one).
     const alignment = await alignDocumentSet(set, options, {
-      onProgress: (stage, done, total) => {
+      work: o.work ?? join(dir, 'work'),
+      onProgress: (stage, done, total, readBack) => {
         const now = performance.now();
         stages.set(stage, [stages.get(stage)?.[0] ?? now, now]);
-        progress.update(stage, done, total);
+        progress.update(stage, done, total, readBack);
       },
     });
     const stageSeconds = Object.fromEntries([...stages].map(([s, [a, b]]) => [s, Math.round(b - a) / 1000]));
@@ -309,6 +312,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       generateSeconds,
       alignSeconds,
       stageSeconds,
+      resumed: alignment.resumed,
       peakRssBytes,
       rssBeforeBytes: rssBefore,
       band: { min: band.min, max: band.max, from: band.from },
@@ -324,7 +328,9 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       `| docs align (tfidf, dim ${o.dim}, partners 1, --auto-band) | value |\n|---|---:|\n` +
       `| wall time | ${(alignSeconds / 60).toFixed(1)} min (${Object.entries(stageSeconds)
         .map(([s, x]) => `${s} ${(x / 60).toFixed(1)}`)
-        .join(', ')} min) |\n` +
+        .join(
+          ', ',
+        )} min)${alignment.resumed?.index ? `; resumed: the index and ${alignment.resumed.searched} documents' lists read back` : ''} |\n` +
       `| peak RSS of the process | ${(peakRssBytes / 2 ** 30).toFixed(2)} GiB (before the alignment: ${(rssBefore / 2 ** 30).toFixed(2)} GiB) |\n` +
       `| band proposed | [${band.min}, ${band.max}) (min: ${band.from.min}, max: ${band.from.max}) |\n` +
       `| planted pairs at the proposed band | P ${f(proposed.precision)}, R ${f(proposed.recall)}, F1 ${f(proposed.f1)} (${proposed.pairs} pairs) |\n` +
@@ -356,7 +362,8 @@ export const docsScale = defineBenchmark({
         'planted pairs: close (ParaSCI, MRPC) or auto (MultiPIT_Auto, lexically far)',
         'close',
       )
-      .option('--dump <file>', "write each document's nearest score and whether it is planted (TSV)"),
+      .option('--dump <file>', "write each document's nearest score and whether it is planted (TSV)")
+      .option('--work <dir>', "keep the alignment's work there (kill the lab and run it again: it resumes)"),
   schema,
   run: async (o) => run(o),
 });

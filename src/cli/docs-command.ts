@@ -53,14 +53,13 @@ export function register(program: Command): void {
     const started = performance.now();
     const progress = stagedProgress('docs align', NEAREST_UNITS);
     const { pairs, band, copies, resumed } = await alignIndexDir(index, options, {
-      onProgress: (stage, done, total) => progress.update(stage, done, total),
+      onProgress: (stage, done, total, readBack) => progress.update(stage, done, total, readBack),
       work,
     });
     progress.stop();
-    if (resumed !== undefined && (resumed.index || resumed.searched > 0)) {
+    if (resumed?.index) {
       process.stderr.write(
-        `resumed from ${work}: ${resumed.index ? 'the document index read back' : 'the index built again'}, ` +
-          `${resumed.searched} documents' nearest lists read back\n`,
+        `resumed from ${work}: the document index and ${resumed.searched} documents' nearest lists read back\n`,
       );
     }
     const lines = (xs: object[]) => xs.map((x) => `${JSON.stringify(x)}\n`).join('');

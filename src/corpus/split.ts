@@ -222,12 +222,13 @@ function endsAsking(segment: string): boolean {
   return segment[e - 1] === '?' || segment[e - 1] === '!';
 }
 
+/** How far past a break an attributed quote's closing `,"` is looked for. */
+const QUOTE_REACH = 2000;
+
 /**
  * Inside a quotation that goes on past this break and closes with a comma (`"We are thrilled. This is a
  * historic day," Chen said.`): the quoted sentences are one sentence with their attribution.
  */
-const QUOTE_REACH = 2000;
-
 function insideAttributedQuote(text: string, from: number, at: number): boolean {
   let open = false;
   for (let i = from; i < at; i++) {

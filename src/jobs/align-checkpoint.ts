@@ -61,7 +61,9 @@ export class AlignCheckpoint {
     return index;
   }
 
+  /** A new index: lists searched in another (one not read back) are dropped before it is kept. */
   async saveIndex(index: FaissIndex, factory: string): Promise<void> {
+    await removeOurs(this.dir, /^search-\d+\.bin/);
     await writeIndexFile(index, join(this.dir, INDEX));
     this.factory = factory;
     await this.#writeState();
@@ -106,9 +108,12 @@ export async function clearCheckpoint(dir: string): Promise<void> {
 }
 
 /** The files a checkpoint writes (and their temporaries); nothing else in `dir` is touched. */
-async function removeOurs(dir: string): Promise<void> {
+const OURS = /^(state\.json|index\.faiss|search-\d+\.bin)(\.tmp-\d+)?$/;
+
+/** The checkpoint's files in `dir` (those `only` matches too) removed. */
+async function removeOurs(dir: string, only = /./): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  const ours = names.filter((f) => /^(state\.json|index\.faiss|search-\d+\.bin)(\.tmp-\d+)?$/.test(f));
+  const ours = names.filter((f) => OURS.test(f) && only.test(f));
   await Promise.all(ours.map((f) => rm(join(dir, f), { force: true })));
 }
 

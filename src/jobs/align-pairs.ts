@@ -45,7 +45,13 @@ export interface DocPair {
 }
 
 /** Progress of a long alignment: n-grams counted, the index trained and filled, documents searched and scored. */
-export type AlignProgress = (stage: 'grams' | NearestStage, done: number, total: number) => void;
+export type AlignProgress = (
+  stage: 'grams' | NearestStage,
+  done: number,
+  total: number,
+  /** Done by a run cut short and read back (align-checkpoint.ts). */
+  readBack?: boolean,
+) => void;
 
 /**
  * tfidf: candidates searched per document in the projection before their exact cosines pick the best. The
@@ -100,7 +106,10 @@ export async function alignDocumentSet(
   const checkpoint =
     hooks.work === undefined
       ? undefined
-      : await AlignCheckpoint.open(hooks.work, fingerprint(digest, set.count, o, search.depth));
+      : await AlignCheckpoint.open(
+          hooks.work,
+          fingerprint(digest, set.count, o, search.depth, hooks.maxRamBytes),
+        );
   const index = await DocIndex.open(vectors, set.count, { ...hooks, checkpoint });
   try {
     const all = Int32Array.from({ length: set.count }, (_, r) => r);
@@ -231,8 +240,8 @@ const SLICE = 4096;
  * What a checkpoint's work depends on: the documents (their texts or vectors, in order), their number and
  * the options that shape the index and the lists (the band, scopes and partners are applied afterwards).
  */
-function fingerprint(digest: string, count: number, o: AlignOptions, depth: number): string {
-  const shape = { method: o.method, dim: o.dim, k: o.partners * 8, depth, rare: RARE_DEPTH };
+function fingerprint(digest: string, count: number, o: AlignOptions, depth: number, ram?: number): string {
+  const shape = { method: o.method, dim: o.dim, k: o.partners * 8, depth, rare: RARE_DEPTH, ram };
   return sha256(`${digest}\n${count}\n${JSON.stringify(shape)}`);
 }
 

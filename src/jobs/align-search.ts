@@ -42,7 +42,8 @@ export const NEAREST_UNITS = { default: 'documents', train: 'k-means steps' } as
 export interface NearestOptions {
   /** RAM the index may take (bytes): a smaller index is chosen, as for `paramine index --max-ram`. */
   maxRamBytes?: number | undefined;
-  onProgress?: ((stage: NearestStage, done: number, total: number) => void) | undefined;
+  /** `readBack`: done by a run cut short, read back now (not this run's work). */
+  onProgress?: ((stage: NearestStage, done: number, total: number, readBack?: boolean) => void) | undefined;
   /** Where the trained index is kept and read back from (align-checkpoint.ts). */
   checkpoint?: SearchCheckpoint | undefined;
 }
@@ -157,7 +158,7 @@ export class DocIndex {
         done += count;
       }
     }
-    if (done > 0) this.options.onProgress?.('search', done, n);
+    if (done > 0) this.options.onProgress?.('search', done, n, true);
     // The next batch searches (FAISS's threads) while this one is re-scored (this thread).
     let next = todo.length > 0 ? searchFrom(todo[0] as number) : undefined;
     for (let t = 0; next !== undefined; t++) {

@@ -56,9 +56,9 @@ t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
 /** Each stage's progress reports, in order. */
 const recorder = () => {
-  const seen: Array<[string, number]> = [];
-  const onProgress: AlignProgress = (stage, done) => {
-    seen.push([stage, done]);
+  const seen: Array<[string, number, boolean]> = [];
+  const onProgress: AlignProgress = (stage, done, _total, readBack) => {
+    seen.push([stage, done, readBack === true]);
   };
   return { seen, onProgress };
 };
@@ -91,8 +91,12 @@ t.test('a run cut short after its first search batch resumes there, with the sam
   );
   t.same(
     again.seen.find(([stage]) => stage === 'search'),
-    ['search', BATCH],
-    'the search progress starts after the batch read back',
+    ['search', BATCH, true],
+    'the search progress starts after the batch read back, reported as read back',
+  );
+  t.notOk(
+    again.seen.some(([stage, done, readBack]) => stage === 'search' && done > BATCH && readBack),
+    "the batch searched now is this run's work",
   );
   t.same(resumed.pairs, reference.pairs, 'the same pairs as a run never cut short');
   t.same(resumed.band, reference.band, 'the same band');

@@ -48,3 +48,17 @@ t.test('staged progress names each stage and what it counts', async (t) => {
   t.match(text, /docs align: train: 1\/1 k-means steps/);
   t.match(text, /docs align: add: 10\/10 documents/);
 });
+
+t.test("work read back from a run cut short is not counted in this run's rate", async (t) => {
+  const a = capture();
+  const p = stagedProgress('docs align', NEAREST_UNITS, false, a.stream as never);
+  p.update('search', 16_384, 32_768, true);
+  await new Promise((r) => setTimeout(r, 1100));
+  p.update('search', 20_000, 32_768);
+  p.stop();
+  const lines = a.text().trim().split('\n');
+  const rate = Number(/, (\d+)\/s/.exec(lines.at(-1) ?? '')?.[1]);
+  // 3,616 documents in about a second, not 20,000 (nor 16,384 the instant the bar started).
+  t.ok(rate > 1000 && rate < 4000, `${rate}/s: ${lines.join(' | ')}`);
+  t.match(lines[0] ?? '', /16384\/32768 documents/, 'the read-back count is shown');
+});
