@@ -7,10 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { diskFullOr, ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
+import { clearCheckpoint } from './align-checkpoint.js';
 import { type JobContext, nextIdOf } from './job-context.js';
 import { checkJobScope } from './pairs.js';
 import { resolveDataPath } from './queries.js';
-import { openJobQueries, runJob } from './runner.js';
+import { alignWork, openJobQueries, runJob } from './runner.js';
 import type { SinceSource } from './since.js';
 import { type JobSpecInput, jobSpecSchema } from './spec.js';
 import { FINISHED, type JobRecord, type JobStore } from './store.js';
@@ -204,6 +205,8 @@ export class JobManager {
               error: { code, message: (err as Error).message },
             })
             .catch((again: unknown) => this.options.onError?.(latest, again));
+          // Only a job stopped by a full disk resumes: another's alignment work would never be read.
+          if (code !== 'DISK_FULL') await clearCheckpoint(alignWork(this.jobs, id)).catch(() => {});
           this.options.onError?.(latest, err);
         })
         .finally(() => {

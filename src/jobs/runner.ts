@@ -281,7 +281,7 @@ async function finish(jobs: JobStore, job: JobRecord, state: 'done' | 'cancelled
 }
 
 /** Where a job's document alignment keeps its work until the job ends. */
-const alignWork = (jobs: JobStore, id: string) => join(jobs.dir, 'align', id);
+export const alignWork = (jobs: JobStore, id: string): string => join(jobs.dir, 'align', id);
 
 /** Margin of every surviving candidate, per query row. */
 async function batchMargins(
