@@ -8,7 +8,7 @@ export interface Progress {
   /** done and total in the same unit; total may grow (or be unknown: 0). */
   update(done: number, total: number, extra?: Record<string, string | number>): void;
   /** `done` units were done before this run (a resumed run's, read back): not counted in its rate. */
-  readBack?(done: number): void;
+  readBack(done: number): void;
   stop(): void;
 }
 
@@ -35,7 +35,7 @@ export function formatDuration(seconds: number): string {
 
 export function createProgress(options: ProgressOptions): Progress {
   const stream = options.stream ?? process.stderr;
-  if (options.quiet) return { update() {}, stop() {} };
+  if (options.quiet) return { update() {}, readBack() {}, stop() {} };
   const started = Date.now();
   let base = 0;
   const rate = (done: number) => (done - base) / Math.max((Date.now() - started) / 1000, 1e-3);
@@ -120,7 +120,7 @@ export function stagedProgress(
           bar: createProgress({ label: `${label}: ${stage}`, unit: unitOf(stage), quiet, stream }),
         };
       }
-      if (readBack) current.bar.readBack?.(done);
+      if (readBack) current.bar.readBack(done);
       current.bar.update(done, total);
     },
     stop: () => current?.bar.stop(),

@@ -7,7 +7,7 @@
  * fingerprint starts the directory afresh. At 10^6 documents the search is ~75% of the time
  * (docs/benchmarks/documents.md), 62 batches of 16,384 documents.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -71,10 +71,15 @@ export class AlignCheckpoint {
 
   /** Batch `from`'s saved rows (`width` ids and scores a document, `count` documents), if it was done. */
   batch(from: number, count: number, width: number): { ids: Int32Array; scores: Float32Array } | undefined {
-    const path = this.#batchPath(from);
     const cells = count * width;
-    if (!existsSync(path) || statSync(path).size !== cells * 8) return undefined;
-    const bytes = readFileSync(path);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(this.#batchPath(from));
+    } catch {
+      return undefined;
+    }
+    if (bytes.byteLength !== cells * 8) return undefined;
+    // Its own buffer, aligned for the typed views (a Buffer may sit at any offset of a shared one).
     const copy = new Uint8Array(bytes.byteLength);
     copy.set(bytes);
     this.resumed.searched += count;
