@@ -282,7 +282,7 @@ async function openServed(
   o: ServeOptions,
   metrics: Metrics,
   writeEmbedder: () => Promise<WriteEmbedder | undefined>,
-  onSealError: (e: unknown) => void,
+  log: () => FastifyBaseLogger | undefined,
 ) {
   const remote = await writeEmbedder();
   return openService({
@@ -293,15 +293,26 @@ async function openServed(
     mmap: o.mmap,
     verify: o.verify,
     spinning: o.ortSpin,
-    hooks: metrics.hooks,
+    hooks: {
+      ...metrics.hooks,
+      onGeneration: (m) =>
+        log()?.info(
+          { ntotal: m.ntotal, createdAt: m.createdAt },
+          'took up the index a compaction or rebuild wrote',
+        ),
+    },
     rerankWorkers: o.rerankWorkers,
     labelsMode: o.labelsMode,
     // The first balanced request would otherwise wait for the teacher to load.
     warmTeacher: true,
     writeThreads: o.writeThreads,
     writeEmbedder: remote,
-    // `paramine add` / `delete` beside the service: taken in within a second.
-    seal: { sealAt: o.sealAt, follow: true, onSealError },
+    // `paramine add` / `delete`, `index --compact` / `--rebuild` beside the service: taken in within a second.
+    seal: {
+      sealAt: o.sealAt,
+      follow: true,
+      onSealError: (e) => log()?.error({ err: e }, 'sealing or taking in added sentences failed'),
+    },
   }).catch(async (e) => {
     await remote?.close();
     throw e;
@@ -323,9 +334,7 @@ async function serve(
   const metrics = new Metrics();
   setModelThreadNice(o.modelNice);
   let log: FastifyBaseLogger | undefined;
-  const service = await openServed(o, metrics, writeEmbedder, (e) =>
-    log?.error({ err: e }, 'sealing or taking in added sentences failed'),
-  );
+  const service = await openServed(o, metrics, writeEmbedder, () => log);
   let shuttingDown = false;
   const jobs = service.openJobs({
     dir: o.jobsDir ?? join(o.index, 'jobs'),

@@ -78,7 +78,7 @@ export class OpenDomain {
 
 export class Domains {
   readonly indexDir: string;
-  readonly identity: string;
+  #identity: string;
   private entries: Record<string, DomainEntry> = {};
   private mtimeMs = -1;
   private readonly open = new Map<string, { entry: DomainEntry; domain: Promise<OpenDomain> }>();
@@ -87,8 +87,18 @@ export class Domains {
 
   constructor(indexDir: string, identity: string, addedRow?: AddedRow) {
     this.indexDir = indexDir;
-    this.identity = identity;
+    this.#identity = identity;
     this.#addedRow = addedRow;
+  }
+
+  /** The index build the domains are checked against. */
+  get identity(): string {
+    return this.#identity;
+  }
+
+  /** The index took up a compaction's or rebuild's shards: domains carried over to it are the valid ones now. */
+  follow(identity: string): void {
+    this.#identity = identity;
   }
 
   /** Every domain listed for the index (re-reading domains.json if it changed). */

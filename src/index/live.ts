@@ -7,9 +7,10 @@
  * where the shards take no selector (fast-scan) or the set has no bitmap, by asking for k plus as many more
  * as there are tombstones not yet removed from the shards (up to MAX_OVERFETCH) and dropping the deleted.
  *
- * Each search takes the segments as they are when it starts (one synchronous read of `#view`); a seal
- * swaps in a new view at once, and an index it retires is closed by FAISS only after the searches still
- * running on it finish (the binding defers close).
+ * Each search takes the shards and segments as they are when it starts (one synchronous read of `#view`);
+ * a seal, or a new generation of the shards (`rebase`, after a compaction or rebuild), swaps in a new view
+ * at once, and an index it retires is closed by FAISS only after the searches still running on it finish
+ * (the binding defers close).
  */
 import { createIndex, type FaissIndex, type Metric, type SearchResult } from '../native/index.js';
 import { closeSegment, type OpenSegment, searchSegment } from './segment.js';
@@ -21,6 +22,7 @@ import { TombstoneSet } from './tombstones.js';
 export const MAX_OVERFETCH = 1024;
 
 interface View {
+  base: ShardedIndex;
   sealed: readonly OpenSegment[];
   growing: FaissIndex | undefined;
 }
@@ -32,7 +34,7 @@ interface Rows {
 }
 
 export class LiveIndex {
-  #view: View = { sealed: [], growing: undefined };
+  #view: View;
   /** What the growing segment holds, in add order. */
   #rows: Rows[] = [];
   /** Its ids: an id added twice (a write another process made, read back) goes in once. */
@@ -43,12 +45,18 @@ export class LiveIndex {
   #lock: Promise<unknown> = Promise.resolve();
 
   constructor(
-    readonly base: ShardedIndex,
+    base: ShardedIndex,
     /** The deleted ids (a live view: the updates' own set). */
     private readonly tombstones: ReadonlySet<number>,
   ) {
+    this.#view = { base, sealed: [], growing: undefined };
     // Ids the shards hold (after `index --rebuild`, added ones too) are never added again.
     this.#sealedTo = base.ntotal;
+  }
+
+  /** The built shards searched now (a compaction's or rebuild's generation once `rebase` took it). */
+  get base(): ShardedIndex {
+    return this.#view.base;
   }
 
   get dim(): number {
@@ -109,29 +117,63 @@ export class LiveIndex {
       if (segment.info.first < this.#sealedTo) return closeSegment(segment);
       const end = segment.info.first + segment.info.count;
       this.#sealedTo = Math.max(this.#sealedTo, end);
-      const kept = this.#rows.flatMap((r) => {
-        const keep = r.ids.flatMap((id, i) => (id >= end || id < segment.info.first ? [i] : []));
-        if (keep.length === r.ids.length) return [r];
-        return keep.length === 0
-          ? []
-          : [{ ids: keep.map((i) => r.ids[i] as number), vectors: gatherRows(r.vectors, keep, this.dim) }];
-      });
-      let growing: FaissIndex | undefined;
-      if (kept.length > 0) {
-        growing = createIndex('IDMap,Flat', this.dim, this.metric);
-        for (const r of kept) {
-          await growing.add(
-            r.vectors,
-            BigInt64Array.from(r.ids, (id) => BigInt(id)),
-          );
-        }
-      }
-      const old = this.#view.growing;
-      this.#rows = kept;
-      this.#held = new Set(kept.flatMap((r) => r.ids));
-      this.#view = { sealed: [...this.#view.sealed, segment], growing };
-      await old?.close();
+      const growing = await this.#keepRows((id) => id >= end || id < segment.info.first);
+      this.#view = { ...this.#view, sealed: [...this.#view.sealed, segment], growing: growing.next };
+      await growing.old?.close();
     });
+  }
+
+  /**
+   * Serves `next` (the index's shards after a compaction or rebuild, which hold every id below its ntotal)
+   * in place of the shards searched now: sealed segments and growing rows below that count go (a
+   * compaction folds them in), later ones stay. Resolves to the retired shards, for the caller to close
+   * once nothing else reads them (a search running on them finishes first: the binding defers close).
+   */
+  rebase(next: ShardedIndex): Promise<ShardedIndex> {
+    return this.#serial(async () => {
+      const folded = next.ntotal;
+      this.#sealedTo = Math.max(this.#sealedTo, folded);
+      const growing = await this.#keepRows((id) => id >= folded);
+      const { base, sealed } = this.#view;
+      const gone = sealed.filter((s) => s.info.first < folded);
+      this.#view = {
+        base: next,
+        sealed: sealed.filter((s) => s.info.first >= folded),
+        growing: growing.next,
+      };
+      await Promise.all([growing.old?.close(), ...gone.map(closeSegment)]);
+      return base;
+    });
+  }
+
+  /** The growing segment rebuilt from the rows whose ids `keep` (the new one, and the one it replaces). */
+  async #keepRows(
+    keep: (id: number) => boolean,
+  ): Promise<{ next: FaissIndex | undefined; old: FaissIndex | undefined }> {
+    const kept = this.#rows.flatMap((r) => {
+      const at = r.ids.flatMap((id, i) => (keep(id) ? [i] : []));
+      if (at.length === r.ids.length) return [r];
+      return at.length === 0
+        ? []
+        : [{ ids: at.map((i) => r.ids[i] as number), vectors: gatherRows(r.vectors, at, this.dim) }];
+    });
+    const old = this.#view.growing;
+    if (kept.length === this.#rows.length && kept.every((r, i) => r === this.#rows[i])) {
+      return { next: old, old: undefined };
+    }
+    let next: FaissIndex | undefined;
+    if (kept.length > 0) {
+      next = createIndex('IDMap,Flat', this.dim, this.metric);
+      for (const r of kept) {
+        await next.add(
+          r.vectors,
+          BigInt64Array.from(r.ids, (id) => BigInt(id)),
+        );
+      }
+    }
+    this.#rows = kept;
+    this.#held = new Set(kept.flatMap((r) => r.ids));
+    return { next, old };
   }
 
   /** The growing segment's rows with ids from `first` on, in id order (what a seal writes). */
@@ -149,11 +191,11 @@ export class LiveIndex {
   async search(queries: Float32Array, k: number, options: ShardSearchParams = {}): Promise<SearchResult> {
     const view = this.#view;
     // Deletes a rebuild or compaction applied (`removed`) are in no shard: only the rest can take a slot.
-    const dead = Math.max(0, this.tombstones.size - (this.base.manifest.removed ?? 0));
+    const dead = Math.max(0, this.tombstones.size - (view.base.manifest.removed ?? 0));
     if (dead === 0 && view.growing === undefined && view.sealed.length === 0) {
-      return this.base.search(queries, k, options);
+      return view.base.search(queries, k, options);
     }
-    const exclude = this.#exclusion();
+    const exclude = this.#exclusion(view);
     const result = await this.#searchParts(view, queries, k, options, exclude ? 0 : dead, exclude);
     return exclude === undefined ? result : this.#fillShort(view, queries, k, options, exclude, result);
   }
@@ -162,9 +204,9 @@ export class LiveIndex {
    * The deleted ids as the bitmap FAISS skips inside the search (tombstones.ts); undefined when the set
    * has no bitmap or the shards cannot take a selector (fast-scan): then the search over-fetches.
    */
-  #exclusion(): Uint8Array | undefined {
+  #exclusion(view: View): Uint8Array | undefined {
     if (!(this.tombstones instanceof TombstoneSet) || this.tombstones.size === 0) return undefined;
-    return /x4fs/.test(this.base.manifest.factory) ? undefined : this.tombstones.bitmap;
+    return /x4fs/.test(view.base.manifest.factory) ? undefined : this.tombstones.bitmap;
   }
 
   /** Shards, sealed segments and the growing one, searched `k + overfetch` deep and merged without the deleted. */
@@ -180,9 +222,9 @@ export class LiveIndex {
     const deep = k + Math.min(overfetch, MAX_OVERFETCH);
     const opts = exclude === undefined ? options : { ...options, exclude };
     // Sealed segments are searched at the shards' settings and re-scored from their exact vectors.
-    const plan = this.base.searchPlan(deep, opts, true);
+    const plan = view.base.searchPlan(deep, opts, true);
     const parts = await Promise.all([
-      this.base.search(queries, deep, opts),
+      view.base.search(queries, deep, opts),
       ...view.sealed.map((s) => searchSegment(s, queries, deep, plan.fetch, plan.params, this.metric)),
       ...(view.growing ? [view.growing.search(queries, deep, exclude === undefined ? {} : { exclude })] : []),
     ]);
@@ -220,9 +262,9 @@ export class LiveIndex {
     exclude: Uint8Array,
     result: SearchResult,
   ): Promise<SearchResult> {
-    if (!/IVF/.test(this.base.manifest.factory)) return result;
+    if (!/IVF/.test(view.base.manifest.factory)) return result;
     const dim = this.dim;
-    let nprobe = this.base.searchPlan(k, options).params.nprobe ?? 1;
+    let nprobe = view.base.searchPlan(k, options).params.nprobe ?? 1;
     for (let round = 0; round < 3; round++) {
       const short: number[] = [];
       for (let q = 0; q < result.ids.length / k; q++)
@@ -248,7 +290,7 @@ export class LiveIndex {
   async close(): Promise<void> {
     await this.#lock.catch(() => undefined);
     const view = this.#view;
-    this.#view = { sealed: [], growing: undefined };
+    this.#view = { base: view.base, sealed: [], growing: undefined };
     this.#rows = [];
     this.#held.clear();
     await Promise.all([view.growing?.close(), ...view.sealed.map(closeSegment)]);

@@ -50,6 +50,11 @@ export class JobManager {
   private closing = false;
 
   /** True once close() was called: following streams end instead of waiting for paused jobs. */
+  /** Whether a job is running now. */
+  get busy(): boolean {
+    return this.running.size > 0;
+  }
+
   get closed(): boolean {
     return this.closing;
   }

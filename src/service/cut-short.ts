@@ -8,7 +8,12 @@ import { domainFollowers } from '../domain/index.js';
 import { commandOf, cutShortRun, finishCutShort } from '../indexer/rebuild-steps.js';
 import { IndexUse, rewriteLock } from '../store/index.js';
 
-export async function useIndex(dir: string, log: (line: string) => void = () => {}): Promise<IndexUse> {
+/** `follows`: the process takes up a later compaction's result itself (generation.ts), so one may run beside it. */
+export async function useIndex(
+  dir: string,
+  follows = false,
+  log: (line: string) => void = () => {},
+): Promise<IndexUse> {
   const run = await cutShortRun(dir, domainFollowers);
   if (run !== undefined) {
     const lock = rewriteLock(dir, commandOf(run.manifest));
@@ -18,5 +23,5 @@ export async function useIndex(dir: string, log: (line: string) => void = () => 
       lock.release();
     }
   }
-  return IndexUse.register(dir);
+  return IndexUse.register(dir, follows);
 }

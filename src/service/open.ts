@@ -16,157 +16,44 @@ import {
   ShardedIndex,
   TombstoneSet,
   VectorFile,
-  type VerifyMode,
 } from '../index/index.js';
-import { type JobContext, JobManager, JobStore, type ManagerOptions } from '../jobs/index.js';
+import { type JobContext, JobManager, JobStore } from '../jobs/index.js';
 import { DEFAULT_RERANKER } from '../models/catalog.js';
-import type { LabelMode } from '../models/ports.js';
 import { resolveModelDir } from '../models/resolve.js';
-import { CrossEncoder, type PairScorer } from '../rerank/index.js';
+import { CrossEncoder } from '../rerank/index.js';
 import { indexIdf } from '../search/bertscore.js';
-import { SearchCore, type Stage } from '../search/core.js';
-import {
-  openIndexSentences,
-  type SentenceContext,
-  type SentenceStore,
-  sentenceContext,
-} from '../store/index.js';
+import { SearchCore } from '../search/core.js';
+import { type GroupTables, openIndexSentences, type SentenceStore, sentenceContext } from '../store/index.js';
 import { BatchedEmbedder, BatchedScorer } from './batched.js';
 import { useIndex } from './cut-short.js';
-import { type LabelCuts, labelCuts, labelPorts } from './labels.js';
+import { currentShards, type GenerationParts, Generations } from './generation.js';
+import { labelCuts, labelPorts } from './labels.js';
 import { ReadinessProbe } from './readiness.js';
+import {
+  type BatchOptions,
+  DEFAULT_BATCH,
+  type Jobs,
+  type ModelName,
+  type QueueName,
+  type Service,
+  type ServiceHooks,
+  type ServiceOptions,
+} from './service-types.js';
 import { resolveSentenceId } from './user-ids.js';
-import { type SealOptions, SentenceWrites } from './writes.js';
+import { SentenceWrites } from './writes.js';
 
+export {
+  type BatchOptions,
+  DEFAULT_BATCH,
+  type Jobs,
+  type JobsOptions,
+  type ModelName,
+  type QueueName,
+  type Service,
+  type ServiceHooks,
+  type ServiceOptions,
+} from './service-types.js';
 export { DEFAULT_RERANKER };
-
-/** Where a front end plugs its metrics in. */
-export interface ServiceHooks {
-  /** A model call ran `size` inputs (texts or pairs) gathered from the queue, in `ms`. */
-  onBatch?: (model: QueueName, size: number, ms: number) => void;
-  /** Inputs waiting for a model. */
-  onQueueDepth?: (model: QueueName, depth: number) => void;
-  /** A request was refused because the model's queue was full. */
-  onRejected?: (model: QueueName) => void;
-  /** Queued inputs dropped because their request was abandoned (the client disconnected). */
-  onDropped?: (model: QueueName, items: number) => void;
-  onStage?: (stage: Stage, ms: number) => void;
-  /** A balanced call: the teacher labeled `pairs` of `of`; `shed` unsure ones it refused kept the student's. */
-  onEscalated?: (pairs: number, of: number, shed: number) => void;
-}
-
-export type ModelName = 'encoder' | 'reranker';
-/** A model queue: the teacher has one of its own, sized as the reranker's. */
-export type QueueName = ModelName | 'teacher';
-
-export interface BatchOptions {
-  /** Most inputs per model call. */
-  maxBatch: number;
-  /** Longest wait to fill a batch; 0 sends what is queued at once. */
-  maxWaitMs: number;
-  /**
-   * Most inputs waiting (default: encoder 512 texts, reranker 1024 pairs, a few seconds of work on 2
-   * cores); a request that would overfill the queue is refused with OVERLOADED. Jobs are never refused.
-   */
-  maxQueue?: number | undefined;
-  /**
-   * Longest predicted wait (work queued ahead over the measured rate) a new request may face; beyond it
-   * the request is refused at once with OVERLOADED (see batcher.ts). Infinity: by count only.
-   */
-  waitBudgetMs?: number | undefined;
-  /** Most padded tokens (as the model's tokenizer counts them) per model call: one long text does not stall a batch of short ones. */
-  maxBatchTokens?: number | undefined;
-}
-
-/** The batching defaults (`paramine serve`'s flags take theirs from here). */
-export const DEFAULT_BATCH: Record<ModelName, Required<BatchOptions>> = {
-  encoder: { maxBatch: 32, maxWaitMs: 2, maxQueue: 512, waitBudgetMs: 500, maxBatchTokens: 4096 },
-  reranker: { maxBatch: 64, maxWaitMs: 2, maxQueue: 1024, waitBudgetMs: 500, maxBatchTokens: 8192 },
-};
-
-export interface ServiceOptions {
-  index: string;
-  /** ORT threads of an encoder session of the writes' own (0 / undefined: they share the queries' encoder). */
-  writeThreads?: number | undefined;
-  /** Seal the growing segment of added sentences at this size (default SEAL_AT), and what to do when a seal fails. */
-  seal?: SealOptions | undefined;
-  /** Encoder name or directory; default: the model the index was built with. */
-  model?: string | undefined;
-  /** Cross-encoder name or directory; undefined: the default one when present; false: none. */
-  reranker?: string | false | undefined;
-  /** Dynamic batching of the encoder's texts across concurrent requests. */
-  batch?: BatchOptions | undefined;
-  /** Dynamic batching of the cross-encoder's pairs across concurrent requests. */
-  rerankBatch?: BatchOptions | undefined;
-  /** Map the shards' inverted lists; default 'auto' (mapped above a quarter of RAM, see ShardedIndex). */
-  mmap?: boolean | 'auto' | undefined;
-  /** How the index files are checked against the manifest's checksums at open (default 'auto'). */
-  verify?: VerifyMode | undefined;
-  /**
-   * ORT's idle intra-op threads spin-wait (ORT's default; `paramine serve` turns it off). The encoder and
-   * the cross-encoder each have their own threads on the same cores, so spinning ones slow the other
-   * model's run: rerank throughput 12 → 19 req/s on 2 cores without spinning (BENCHMARKS.md).
-   */
-  spinning?: boolean | undefined;
-  /**
-   * What embeds added sentences instead of this process (`serve --write-queue`: `paramine worker`s through
-   * the queue); closed with the service.
-   */
-  writeEmbedder?: (Embedder & { close(): Promise<void> }) | undefined;
-  /** Who labels pairs when a request names no mode (default `balanced`: the cascade, where configured). */
-  labelsMode?: LabelMode | undefined;
-  /** Open the cascade's teacher at start-up, in the background (`paramine serve`), not on first need. */
-  warmTeacher?: boolean | undefined;
-  /** Cross-encoder worker threads (0 / undefined: one per core for a graph scoring pair by pair, else one). */
-  rerankWorkers?: number | undefined;
-  hooks?: ServiceHooks | undefined;
-}
-
-export interface JobsOptions extends ManagerOptions {
-  /** The LMDB directory jobs persist in. */
-  dir: string;
-  /** The directory job file scopes may name files in (none: file scopes are refused). */
-  dataDir?: string | undefined;
-}
-
-export interface Jobs {
-  manager: JobManager;
-  store: JobStore;
-}
-
-export interface Service {
-  core: SearchCore;
-  store: SentenceStore;
-  index: ShardedIndex;
-  /** The embeddings the indexer kept (jobs query with them instead of re-encoding), if any. */
-  vectors: VectorFile | undefined;
-  /** The encoder behind its batcher: what every query goes through (refused when the queue is full). */
-  encoder: Embedder;
-  /** The cross-encoder behind its batcher, when one is loaded. */
-  reranker: PairScorer | undefined;
-  /** The label cut of each model that may label a pair here (the student, its cascade's teacher), by name. */
-  labelCuts: LabelCuts;
-  /** The index's domains (`paramine domain add`), re-read when domains.json changes. */
-  domains: Domains;
-  /** The index directory and its manifest, as `GET /v1/index` shows them. */
-  indexInfo(): { dir: string; manifest: ShardedIndex['manifest'] };
-  /** The `n` sentences on each side of `id` in its document; undefined when it has no document. */
-  context(id: number, n: number): SentenceContext | undefined;
-  /** The index id of an id as a request gives it: the index's own, or one the user gave (user-ids.ts). */
-  sentenceId(given: string): number;
-  /** Adds and deletes while serving (POST /v1/sentences, DELETE /v1/sentences/{id}). */
-  writes: SentenceWrites;
-  /** What mining jobs run against. */
-  jobContext(dataDir?: string): JobContext;
-  /** A job manager over this service with its store in `dir`; closed with the service. */
-  openJobs(options: JobsOptions): Jobs;
-  /** The pair annotations' store in `dir` (its own LMDB environment); closed with the service. */
-  openAnnotations(dir: string): AnnotationStore;
-  /** Named readiness checks; all true means the service answers queries. */
-  readiness(): Promise<Record<string, boolean>>;
-  /** Closes the job managers opened here (pausing running jobs), then the models, index and store. */
-  close(): Promise<void>;
-}
 
 class Closers {
   readonly #list: Array<() => Promise<void>> = [];
@@ -194,33 +81,54 @@ export async function openService(o: ServiceOptions): Promise<Service> {
 
 /** The models, the shards (checked against the encoder's sha256 and dimension), the store, the kept vectors. */
 async function openParts(o: ServiceOptions, closers: Closers) {
-  const use = await useIndex(o.index);
+  const use = await useIndex(o.index, following(o));
   closers.add(async () => use.release());
   const manifest = await readManifest(o.index);
   const encoder = await Encoder.open(resolveModelDir(o.model ?? manifest.model.id), { spinning: o.spinning });
   closers.add(() => encoder.close());
-  const index = await ShardedIndex.open(o.index, {
-    model: { id: encoder.modelId, sha256: encoder.onnxSha256 },
-    dim: encoder.dim,
-    mmap: o.mmap ?? 'auto',
-    verify: o.verify ?? 'auto',
-  });
-  closers.add(() => index.close());
+  const openShards = () =>
+    ShardedIndex.open(o.index, {
+      model: { id: encoder.modelId, sha256: encoder.onnxSha256 },
+      dim: encoder.dim,
+      mmap: o.mmap ?? 'auto',
+      verify: o.verify ?? 'auto',
+    });
+  const index = await openShards();
+  // The shards searched at close: these, or a later generation's (generation.ts).
+  const shards = { current: index };
+  closers.add(() => shards.current.close());
   const { store, groups, close } = openIndexSentences(o.index, manifest);
   closers.add(close);
   const vectors = await VectorFile.open(o.index);
   if (vectors) closers.add(() => vectors.close());
   const reranker = await openReranker(o, closers);
-  return { manifest, encoder, index, store, vectors, groups, reranker };
+  return { manifest, encoder, index, shards, openShards, store, vectors, groups, reranker };
+}
+
+/** A serving process takes up a compaction run beside it (its writes' follower looks for one). */
+function following(o: ServiceOptions): boolean {
+  return o.seal?.follow === true;
 }
 
 async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
-  const { manifest, encoder, index, store, vectors, groups, reranker } = await openParts(o, closers);
+  const parts = await openParts(o, closers);
+  const { manifest, encoder, index, store, vectors, groups, reranker } = parts;
   const hooks = o.hooks ?? {};
   const embedder = new BatchedEmbedder(encoder, batcherOptions('encoder', o.batch, hooks));
   const scorer = reranker && { port: labelPortsOf(o, reranker, closers) };
-  const identity = indexIdentity(manifest);
-  const { live, writes } = await openWrites(o, { index, store, embedder, manifest }, closers);
+  let identity = indexIdentity(manifest);
+  const jobManagers: Jobs[] = [];
+  const generation: GenerationParts = {
+    open: parts.openShards,
+    onSwitch(next) {
+      parts.shards.current = live.base;
+      identity = indexIdentity(next);
+      domains.follow(identity);
+      hooks.onGeneration?.(next);
+    },
+    busy: () => jobManagers.some((j) => j.manager.busy),
+  };
+  const { live, writes } = await openWrites(o, { index, store, embedder, manifest, generation }, closers);
   const domains = new Domains(o.index, identity, (id) => writes.addedRow(id));
   let idf: Promise<IdfWeights> | undefined;
   const core = (unbounded: boolean) =>
@@ -231,46 +139,35 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
       reranker: scorer?.port(unbounded),
       domains,
       tokens: encoder,
-      idf: () => (idf ??= indexIdf(store, index.ntotal, encoder)),
+      idf: () => (idf ??= indexIdf(store, live.base.ntotal, encoder)),
       onStage: hooks.onStage,
     });
   const interactive = core(false);
   // Jobs share the models and queues but wait for room instead of being refused: they pace themselves.
   const bulk = core(true);
-  let closed = false;
-  closers.add(async () => {
-    closed = true;
-  });
-  const probe = new ReadinessProbe({ encoder, index, reranker, open: () => !closed });
-  const jobContext = (dataDir?: string): JobContext => ({
-    core: bulk,
-    encoder: embedder.port(true),
-    ann: index,
-    live,
-    added: writes.added,
-    store,
-    vectors,
-    groups,
-    index: {
-      name: basename(resolve(o.index)),
-      // A rebuilt index under the same name is another index: its jobs do not resume on it.
-      identity,
-      ntotal: index.ntotal,
-    },
-    dataDir,
-  });
-  const jobManagers: Jobs[] = [];
+  const probe = readinessOf({ encoder, live, reranker }, closers);
+  const name = basename(resolve(o.index));
+  const jobContext = (dataDir?: string): JobContext =>
+    jobContextOf(
+      { core: bulk, encoder: embedder.port(true), live, writes, store, vectors, groups, dataDir },
+      () => ({
+        name,
+        identity,
+      }),
+    );
   const annotationStores: AnnotationStore[] = [];
   return {
     core: interactive,
     store,
-    index,
+    get index() {
+      return live.base;
+    },
     vectors,
     encoder: embedder.port(false),
     reranker: scorer?.port(false),
     labelCuts: await labelCuts(reranker),
     domains,
-    indexInfo: () => ({ dir: o.index, manifest: index.manifest }),
+    indexInfo: () => ({ dir: o.index, manifest: live.base.manifest }),
     context: (id: number, n: number) => sentenceContext(store, groups, id, n),
     sentenceId: (given: string) => resolveSentenceId(given, { groups, store, writes }),
     writes,
@@ -291,6 +188,44 @@ async function open(o: ServiceOptions, closers: Closers): Promise<Service> {
     },
     readiness: () => probe.check(),
     close: () => closeService(jobManagers, annotationStores, closers),
+  };
+}
+
+/** Named readiness checks over the models and the shards searched now, false once the service closes. */
+function readinessOf(
+  parts: { encoder: Encoder; live: LiveIndex; reranker: CrossEncoder | undefined },
+  closers: Closers,
+): ReadinessProbe {
+  let closed = false;
+  closers.add(async () => {
+    closed = true;
+  });
+  const { encoder, live, reranker } = parts;
+  return new ReadinessProbe({ encoder, index: currentShards(live), reranker, open: () => !closed });
+}
+
+/** What jobs run against: the shards searched now (a later generation's once taken up), the index's identity. */
+function jobContextOf(
+  parts: Pick<JobContext, 'core' | 'encoder' | 'store' | 'vectors' | 'dataDir'> & {
+    live: LiveIndex;
+    writes: SentenceWrites;
+    groups: GroupTables | undefined;
+  },
+  index: () => { name: string; identity: string },
+): JobContext {
+  const { live, writes, ...rest } = parts;
+  return {
+    ...rest,
+    // A job reads the shards it started with (the old ones stay open while it runs: generation.ts).
+    get ann() {
+      return live.base;
+    },
+    live,
+    added: writes.added,
+    get index() {
+      // A rebuilt index under the same name is another index: its jobs do not resume on it.
+      return { ...index(), ntotal: live.base.ntotal };
+    },
   };
 }
 
@@ -336,7 +271,13 @@ async function openWriteEncoder(
 /** Writes while serving: a growing exact segment and tombstones over the built shards (writes.ts). */
 async function openWrites(
   o: ServiceOptions,
-  parts: { index: ShardedIndex; store: SentenceStore; embedder: BatchedEmbedder; manifest: Manifest },
+  parts: {
+    index: ShardedIndex;
+    store: SentenceStore;
+    embedder: BatchedEmbedder;
+    manifest: Manifest;
+    generation: GenerationParts;
+  },
   closers: Closers,
 ) {
   const { index, store } = parts;
@@ -344,7 +285,16 @@ async function openWrites(
   const tombstones = new TombstoneSet();
   const live = new LiveIndex(index, tombstones);
   closers.add(() => live.close());
-  const writes = await SentenceWrites.open(o.index, { store, live, embed, tombstones, ...o.seal });
+  const generations = following(o) ? new Generations(o.index, live, parts.generation) : undefined;
+  if (generations) closers.add(() => generations.close());
+  const writes = await SentenceWrites.open(o.index, {
+    store,
+    live,
+    embed,
+    tombstones,
+    generations,
+    ...o.seal,
+  });
   closers.add(() => writes.close());
   return { live, writes };
 }

@@ -1,5 +1,7 @@
-/** What SentenceWrites (writes.ts) takes and answers: a write's items, its outcomes, the writes' stats. */
-import type { Meta } from '../store/index.js';
+/** What SentenceWrites (writes.ts) takes and answers: its parts and options, a write's items, its outcomes, the writes' stats. */
+import type { Embedder } from '../encode/index.js';
+import type { LiveIndex } from '../index/index.js';
+import type { Meta, SentenceStore } from '../store/index.js';
 import type { Drift } from './drift.js';
 
 export interface AddItem {
@@ -32,4 +34,29 @@ export interface WriteStats {
   sealed: { segments: number; sentences: number };
   /** How well the build's trained quantizers fit the sealed sentences against its own (null: not measured). */
   drift: Drift | null;
+}
+
+export interface SealOptions {
+  /** Seal the growing segment once it holds this many sentences (default SEAL_AT). */
+  sealAt?: number | undefined;
+  /**
+   * Take in, every FOLLOW_MS, the writes another process makes to the index (`paramine add` / `delete`
+   * beside the service): its adds, deletes and seals become searchable without a restart.
+   */
+  follow?: boolean | undefined;
+  /** A background seal failed (the sentences stay in the growing segment; the next add tries again). */
+  onSealError?: ((e: unknown) => void) | undefined;
+}
+
+/** What the writes go through. */
+export interface WriteParts {
+  store: SentenceStore;
+  live: LiveIndex;
+  embed: Embedder;
+  tombstones: Set<number>;
+  /**
+   * A newer generation of the shards (a compaction or rebuild run beside this process) swapped in once it
+   * landed; true when it was (generation.ts). Asked on every follow and before every seal.
+   */
+  generations?: { next(): Promise<boolean> } | undefined;
 }

@@ -33,21 +33,9 @@ import {
 } from '../store/index.js';
 import { dedupKey, normalize } from '../text/index.js';
 import { driftOf } from './drift.js';
-import type { AddItem, AddOutcome, MetaFilter, WriteStats } from './write-types.js';
+import type { AddItem, AddOutcome, MetaFilter, SealOptions, WriteParts, WriteStats } from './write-types.js';
 
-export type { AddItem, AddOutcome, MetaFilter, WriteStats } from './write-types.js';
-
-export interface SealOptions {
-  /** Seal the growing segment once it holds this many sentences (default SEAL_AT). */
-  sealAt?: number | undefined;
-  /**
-   * Take in, every FOLLOW_MS, the writes another process makes to the index (`paramine add` / `delete`
-   * beside the service): its adds, deletes and seals become searchable without a restart.
-   */
-  follow?: boolean | undefined;
-  /** A background seal failed (the sentences stay in the growing segment; the next add tries again). */
-  onSealError?: ((e: unknown) => void) | undefined;
-}
+export type { AddItem, AddOutcome, MetaFilter, SealOptions, WriteParts, WriteStats } from './write-types.js';
 
 /** Growing-segment size that triggers a seal: exact search over it stays a few ms a query on 2 cores. */
 export const SEAL_AT = 20_000;
@@ -64,8 +52,6 @@ export class SentenceWrites {
   #template: Promise<FaissIndex> | undefined;
   #baseFit: Promise<SegmentFit | undefined> | undefined;
   #baseFitValue: SegmentFit | undefined;
-  readonly #sealAt: number;
-  readonly #onSealError: (e: unknown) => void;
   #follower: NodeJS.Timeout | undefined;
   #following: Promise<void> | undefined;
   /** The updates' sequence number and next id when another process's writes were last taken in. */
@@ -77,17 +63,11 @@ export class SentenceWrites {
     private readonly live: LiveIndex,
     private readonly embed: Embedder,
     private readonly tombstones: Set<number>,
-    seal: SealOptions,
-  ) {
-    this.#sealAt = seal.sealAt ?? SEAL_AT;
-    this.#onSealError = seal.onSealError ?? (() => {});
-  }
+    private readonly options: Pick<WriteParts, 'generations'> & SealOptions,
+  ) {}
 
   /** Loads the index's earlier writes, if any, into the store's overlay, the sealed segments and the growing one. */
-  static async open(
-    dir: string,
-    parts: { store: SentenceStore; live: LiveIndex; embed: Embedder; tombstones: Set<number> } & SealOptions,
-  ): Promise<SentenceWrites> {
+  static async open(dir: string, parts: WriteParts & SealOptions): Promise<SentenceWrites> {
     const w = new SentenceWrites(dir, parts.store, parts.live, parts.embed, parts.tombstones, parts);
     if (existsSync(join(dir, UPDATES_DIR))) await w.#load();
     if (parts.follow) {
@@ -151,8 +131,7 @@ export class SentenceWrites {
   addedRow(id: number): { text: string; vector: Float32Array } | undefined {
     const u = this.#updates;
     const r = u?.lookup(id);
-    if (u === undefined || r === undefined || r === null) return undefined;
-    return { text: r.text, vector: u.vectorsOf([id]) };
+    return u && r ? { text: r.text, vector: u.vectorsOf([id]) } : undefined;
   }
 
   /**
@@ -161,8 +140,8 @@ export class SentenceWrites {
    * running is waited for instead. Resolves to the sentences sealed.
    */
   async seal(): Promise<number> {
-    // One seal at a time: each reads where the last one ended.
-    while (this.#sealing) await this.#sealing.catch(() => undefined);
+    // One seal at a time: each reads where the last one ended (a follow may swap the shards under it).
+    while (this.#sealing || this.#following) await (this.#sealing ?? this.#following)?.catch(() => undefined);
     let sealed = 0;
     this.#sealing = (async () => {
       sealed = await this.#sealNow();
@@ -232,9 +211,9 @@ export class SentenceWrites {
         // A repeat of a text within this write stays `duplicate`; the row itself says what the transaction found.
         if (outcome.status === 'added') outcome.status = status[i] as AddOutcome['status'];
       }
-      if (this.live.segmentSize >= this.#sealAt && this.#sealing === undefined) {
+      if (this.live.segmentSize >= (this.options.sealAt ?? SEAL_AT) && this.#sealing === undefined) {
         // In the background: the write is acknowledged now; searches see the segment once it is sealed.
-        this.seal().catch(this.#onSealError);
+        this.seal().catch((e: unknown) => this.options.onSealError?.(e));
       }
     } else if (replaced.length > 0) {
       await u.delete(replaced);
@@ -301,6 +280,8 @@ export class SentenceWrites {
     const lock = sealLock(this.dir);
     if (lock === undefined) return 0;
     try {
+      // A compaction that ended since the last look folded ids this seal would otherwise write again.
+      await this.#nextGeneration();
       return await this.#sealLocked();
     } finally {
       lock.release();
@@ -365,6 +346,7 @@ export class SentenceWrites {
   /** Another process's writes since the last look, taken in (not while this one seals: it reads sealedTo). */
   async #follow(): Promise<void> {
     if (this.#sealing !== undefined || this.#follower === undefined) return;
+    await this.#nextGeneration().catch((e: unknown) => this.options.onSealError?.(e));
     if (this.#updates === undefined && !existsSync(join(this.dir, UPDATES_DIR, 'data.mdb'))) return;
     const u = this.#open();
     const { seq, nextId } = u;
@@ -374,8 +356,23 @@ export class SentenceWrites {
       await loadWrites(u, this.live, this.#followed.nextId);
       this.#followed = { seq, nextId };
     } catch (e) {
-      this.#onSealError(e);
+      this.options.onSealError?.(e);
     }
+  }
+
+  /** A new generation of the shards taken up: the template and fit measured on the old ones go. */
+  async #nextGeneration(): Promise<void> {
+    if (!(await this.options.generations?.next())) return;
+    const template = this.#template;
+    [this.#template, this.#baseFit, this.#baseFitValue] = [undefined, undefined, undefined];
+    await (await template?.catch(() => undefined))?.close();
+    await this.#measureDrift();
+  }
+
+  /** Sealed segments, or sentences a compaction folded in untrained: the build's own fit, to report drift. */
+  async #measureDrift(): Promise<void> {
+    const folded = compactedFit(this.live.base.manifest) !== undefined;
+    if ((this.#updates?.segments.length ?? 0) > 0 || folded) await this.#measureBaseFit();
   }
 
   async #load(): Promise<void> {
@@ -393,8 +390,6 @@ export class SentenceWrites {
       }
     }
     await loadWrites(u, this.live);
-    // Sealed segments, or sentences a compaction folded in untrained: drift to report.
-    const folded = compactedFit(this.live.base.manifest) !== undefined;
-    if (u.segments.length > 0 || folded) await this.#measureBaseFit();
+    await this.#measureDrift();
   }
 }

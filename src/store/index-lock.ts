@@ -1,13 +1,16 @@
 /**
- * Who may change an index's structure, and who has it open. A compaction or rebuild rewrites the shards, the
- * store and the updates in place; a seal writes a segment's files and then records them. Two of these at
- * once, or a compaction under a process that has the index open (it would go on serving and writing files
- * the compaction replaces: a serving process does not pick up a new generation yet), lose writes. So:
+ * Who may change an index's structure, and who has it open. A compaction or rebuild writes the new shards
+ * beside the old ones and moves them in (manifest last), then folds the store and the updates; a seal
+ * writes a segment's files and then records them. Two of these at once lose writes, and so would a process
+ * that keeps serving the old shards and sealing after them. So:
  * - STRUCTURE.lock (a DirLock): held by `index --compact` / `--rebuild` for their whole run and by a seal,
  *   or the start-up sweep of a cut-short seal's files, for theirs. A second structural command is refused
  *   LOCKED naming the holder; a seal that finds it held leaves its sentences growing and tries again later.
- * - IN-USE.<pid>.<tag>: one per process that has the index open (serve, add, delete, mine). Compaction and
- *   rebuild are refused while one is alive, naming it; opening is refused while a compaction or rebuild runs.
+ * - IN-USE.<pid>.<tag>: one per process that has the index open (serve, add, delete, mine). A serving
+ *   process marks itself `follows`: it keeps answering and taking writes while a compaction or rebuild runs
+ *   (its writes land after the rewrite's last id; it seals nothing meanwhile) and takes up the new shards
+ *   once the rewrite has released this lock (service/generation.ts). Compaction and rebuild are refused
+ *   while a process that does not follow is alive, naming it; opening is refused while one of them runs.
  * Each side writes its own mark before it looks for the other's, so of two that race one always sees the
  * other. Files of dead processes (pid, boot and start time, as DirLock judges them) do not count.
  */
@@ -44,7 +47,7 @@ export function rewriteLock(dir: string, purpose: 'index --compact' | 'index --r
     purpose,
     advice: 'wait for it to end',
   });
-  const open = users(dir);
+  const open = users(dir).filter((o) => o.follows !== true);
   if (open.length > 0) {
     lock.release();
     const who = open.map((o) => `${o.pid} (since ${o.since})`).join(', ');
@@ -55,6 +58,19 @@ export function rewriteLock(dir: string, purpose: 'index --compact' | 'index --r
     );
   }
   return lock;
+}
+
+/** Whether a compaction or rebuild of the index runs now (a live process holds the lock for one). */
+export function rewriting(dir: string): boolean {
+  return rewriter(dir) !== undefined;
+}
+
+/** The live process that holds the structure lock for a compaction or rebuild, if any. */
+function rewriter(dir: string): Owner | undefined {
+  const holder = readOwner(join(dir, STRUCTURE_LOCK));
+  return holder !== undefined && alive(holder) && REWRITES.includes(holder.purpose ?? '')
+    ? holder
+    : undefined;
 }
 
 /** The structure lock for a seal, or undefined while another process seals or rewrites the index. */
@@ -70,18 +86,23 @@ export class IndexUse {
     this.#path = path;
   }
 
-  static register(dir: string): IndexUse {
+  /** `follows`: this process takes up a compaction's or rebuild's result without a restart (a serving one). */
+  static register(dir: string, follows = false): IndexUse {
     users(dir); // sweeps the marks SIGKILLed processes left
     const path = join(dir, `${USE_PREFIX}${process.pid}.${Math.random().toString(36).slice(2, 10)}`);
-    const me: Owner = { ...DirLock.self(), since: new Date().toISOString() };
+    const me: Owner = {
+      ...DirLock.self(),
+      since: new Date().toISOString(),
+      ...(follows ? { follows } : {}),
+    };
     try {
       writeFileSync(path, `${JSON.stringify(me)}\n`);
     } catch {
       // A read-only index directory: nothing can rewrite it under us either.
       return new IndexUse(undefined);
     }
-    const holder = readOwner(join(dir, STRUCTURE_LOCK));
-    if (holder !== undefined && alive(holder) && REWRITES.includes(holder.purpose ?? '')) {
+    const holder = rewriter(dir);
+    if (holder !== undefined) {
       rmSync(path, { force: true });
       throw new ParamineError(
         'LOCKED',

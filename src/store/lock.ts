@@ -22,6 +22,8 @@ const ownerSchema = z.object({
   since: z.string(),
   /** What the holder does with the directory (an index's structure lock: `index --compact`, `seal`). */
   purpose: z.string().optional(),
+  /** An index's IN-USE mark: the process takes up a compaction's or rebuild's result while it runs (index-lock.ts). */
+  follows: z.boolean().optional(),
 });
 export type Owner = z.output<typeof ownerSchema>;
 
