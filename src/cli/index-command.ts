@@ -53,7 +53,9 @@ export async function runRebuild(dir: string, options: RebuildOptions = {}): Pro
           ? `; search defaults nprobe ${r.tuned.nprobe}, kFactor ${r.tuned.kFactor}: recall@10 ${r.tuned.recall} (tuned)`
           : ''),
       ...(r.retrained ? [] : ['  search defaults kept: paramine tune re-measures them']),
-      '  a `paramine serve` on it takes up the new shards by itself within a second (no restart)',
+      r.retrained
+        ? '  start `paramine serve` on it again'
+        : '  a `paramine serve` on it takes up the new shards by itself within a second (no restart)',
       '',
     ].join('\n'),
   );

@@ -41,6 +41,8 @@ export class LiveIndex {
   #held = new Set<number>();
   /** Ids below this are in sealed segments (or the build): a late add of one of them is already there. */
   #sealedTo = 0;
+  /** The searches running now (settled, never rejected): a rebase closes what it retires after them. */
+  #running = new Set<Promise<void>>();
   /** Adds and seals one at a time, so a seal's swap never loses an add made while it ran. */
   #lock: Promise<unknown> = Promise.resolve();
 
@@ -129,8 +131,8 @@ export class LiveIndex {
    * compaction folds them in), later ones stay. Resolves to the retired shards, for the caller to close
    * once nothing else reads them (a search running on them finishes first: the binding defers close).
    */
-  rebase(next: ShardedIndex): Promise<ShardedIndex> {
-    return this.#serial(async () => {
+  async rebase(next: ShardedIndex): Promise<ShardedIndex> {
+    const retired = await this.#serial(async () => {
       const folded = next.ntotal;
       this.#sealedTo = Math.max(this.#sealedTo, folded);
       const growing = await this.#keepRows((id) => id >= folded);
@@ -141,9 +143,12 @@ export class LiveIndex {
         sealed: sealed.filter((s) => s.info.first >= folded),
         growing: growing.next,
       };
-      await Promise.all([growing.old?.close(), ...gone.map(closeSegment)]);
-      return base;
+      return { base, gone, growing: growing.old, running: [...this.#running] };
     });
+    // A segment's exact vectors close at once (FAISS defers only its own close): after the searches on them.
+    await Promise.all(retired.running);
+    await Promise.all([retired.growing?.close(), ...retired.gone.map(closeSegment)]);
+    return retired.base;
   }
 
   /** The growing segment rebuilt from the rows whose ids `keep` (the new one, and the one it replaces). */
@@ -188,12 +193,25 @@ export class LiveIndex {
     return { first, ids: all.map((x) => x.id), vectors };
   }
 
-  async search(queries: Float32Array, k: number, options: ShardSearchParams = {}): Promise<SearchResult> {
+  search(queries: Float32Array, k: number, options: ShardSearchParams = {}): Promise<SearchResult> {
+    const search = this.#search(queries, k, options);
+    const settled = search.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#running.add(settled);
+    void settled.then(() => this.#running.delete(settled));
+    return search;
+  }
+
+  async #search(queries: Float32Array, k: number, options: ShardSearchParams): Promise<SearchResult> {
     const view = this.#view;
     // Deletes a rebuild or compaction applied (`removed`) are in no shard: only the rest can take a slot.
     const dead = Math.max(0, this.tombstones.size - (view.base.manifest.removed ?? 0));
     if (dead === 0 && view.growing === undefined && view.sealed.length === 0) {
-      return view.base.search(queries, k, options);
+      const direct = await view.base.search(queries, k, options);
+      // A delete that landed while it ran: searched again below, filtered (an answer never comes back short).
+      if (!direct.ids.some((id) => id >= 0n && this.tombstones.has(Number(id)))) return direct;
     }
     const exclude = this.#exclusion(view);
     const result = await this.#searchParts(view, queries, k, options, exclude ? 0 : dead, exclude);

@@ -18,9 +18,9 @@
  * Crash-safe by steps: everything is written to DIR/.rebuild first (its manifest last); files are then
  * moved in with the manifest last, and a run started again after a crash finishes the move when .rebuild
  * holds a whole manifest, or the store's and updates' steps when they did not all land
- * (rebuild-steps.ts). A `paramine serve` on DIR goes on answering and taking writes meanwhile, and takes
- * up the result once the structure lock is released (service/generation.ts); any other process that has
- * DIR open makes the run refused (store/index-lock.ts).
+ * (rebuild-steps.ts). A `paramine serve` on DIR goes on answering and taking writes during a compaction,
+ * and takes up the result once the structure lock is released (service/generation.ts); any other process
+ * that has DIR open, or any at all for a rebuild, makes the run refused (store/index-lock.ts).
  */
 import { join } from 'node:path';
 import {

@@ -1,6 +1,6 @@
 /**
- * A serving process that follows its index's structure (issue #51). `paramine index --compact` or
- * `--rebuild`, run beside it (its IN-USE mark says it follows: store/index-lock.ts), writes the new shards
+ * A serving process that follows its index's structure (issue #51). `paramine index --compact`, run beside
+ * it (its IN-USE mark says it follows: store/index-lock.ts; a rebuild is still refused), writes the new shards
  * beside the old ones, moves them in with the manifest last, folds the store and the updates, and releases
  * the structure lock. Meanwhile the service answers from the shards and segments it has open (files
  * replaced or removed under it stay readable to it: an open or mapped file outlives its name), and the

@@ -7,10 +7,10 @@
  *   or the start-up sweep of a cut-short seal's files, for theirs. A second structural command is refused
  *   LOCKED naming the holder; a seal that finds it held leaves its sentences growing and tries again later.
  * - IN-USE.<pid>.<tag>: one per process that has the index open (serve, add, delete, mine). A serving
- *   process marks itself `follows`: it keeps answering and taking writes while a compaction or rebuild runs
- *   (its writes land after the rewrite's last id; it seals nothing meanwhile) and takes up the new shards
- *   once the rewrite has released this lock (service/generation.ts). Compaction and rebuild are refused
- *   while a process that does not follow is alive, naming it; opening is refused while one of them runs.
+ *   process marks itself `follows`: it keeps answering and taking writes while a compaction runs (its writes
+ *   land after the compaction's last id; it seals nothing meanwhile) and takes up the new shards once the
+ *   compaction has released this lock (service/generation.ts). A compaction is refused while a process that
+ *   does not follow is alive, a rebuild while any is, naming it; opening is refused while one of them runs.
  * Each side writes its own mark before it looks for the other's, so of two that race one always sees the
  * other. Files of dead processes (pid, boot and start time, as DirLock judges them) do not count.
  */
@@ -47,7 +47,8 @@ export function rewriteLock(dir: string, purpose: 'index --compact' | 'index --r
     purpose,
     advice: 'wait for it to end',
   });
-  const open = users(dir).filter((o) => o.follows !== true);
+  // A serving process follows a compaction; a rebuild (retrained quantizers) still needs it stopped.
+  const open = users(dir).filter((o) => o.follows !== true || purpose === 'index --rebuild');
   if (open.length > 0) {
     lock.release();
     const who = open.map((o) => `${o.pid} (since ${o.since})`).join(', ');
