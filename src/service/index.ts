@@ -3,19 +3,18 @@
 export { type ContextSentence, type SentenceContext, sentenceContext } from '../store/index.js';
 export { BatchedEmbedder, BatchedScorer } from './batched.js';
 export { Batcher, type BatcherOptions, type SubmitOptions } from './batcher.js';
+export { DEFAULT_RERANKER, openService } from './open.js';
 export {
   type BatchOptions,
   DEFAULT_BATCH,
-  DEFAULT_RERANKER,
   type Jobs,
   type JobsOptions,
   type ModelName,
-  openService,
   type QueueName,
   type Service,
   type ServiceHooks,
   type ServiceOptions,
-} from './open.js';
+} from './service-types.js';
 export {
   type AddItem,
   type AddOutcome,

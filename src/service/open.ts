@@ -42,17 +42,6 @@ import {
 import { resolveSentenceId } from './user-ids.js';
 import { SentenceWrites } from './writes.js';
 
-export {
-  type BatchOptions,
-  DEFAULT_BATCH,
-  type Jobs,
-  type JobsOptions,
-  type ModelName,
-  type QueueName,
-  type Service,
-  type ServiceHooks,
-  type ServiceOptions,
-} from './service-types.js';
 export { DEFAULT_RERANKER };
 
 class Closers {
