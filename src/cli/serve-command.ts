@@ -296,10 +296,7 @@ async function openServed(
     hooks: {
       ...metrics.hooks,
       onGeneration: (m) =>
-        log()?.info(
-          { ntotal: m.ntotal, createdAt: m.createdAt },
-          'took up the index a compaction or rebuild wrote',
-        ),
+        log()?.info({ ntotal: m.ntotal, createdAt: m.createdAt }, 'took up the index a compaction wrote'),
     },
     rerankWorkers: o.rerankWorkers,
     labelsMode: o.labelsMode,
@@ -307,7 +304,7 @@ async function openServed(
     warmTeacher: true,
     writeThreads: o.writeThreads,
     writeEmbedder: remote,
-    // `paramine add` / `delete`, `index --compact` / `--rebuild` beside the service: taken in within a second.
+    // `paramine add` / `delete` and `index --compact` beside the service: taken in within a second.
     seal: {
       sealAt: o.sealAt,
       follow: true,

@@ -128,8 +128,9 @@ export class LiveIndex {
   /**
    * Serves `next` (the index's shards after a compaction or rebuild, which hold every id below its ntotal)
    * in place of the shards searched now: sealed segments and growing rows below that count go (a
-   * compaction folds them in), later ones stay. Resolves to the retired shards, for the caller to close
-   * once nothing else reads them (a search running on them finishes first: the binding defers close).
+   * compaction folds them in), later ones stay. Resolves, once the searches that were running have
+   * finished and what it retired here is closed, to the retired shards, for the caller to close once
+   * nothing else (a job) reads them.
    */
   async rebase(next: ShardedIndex): Promise<ShardedIndex> {
     const retired = await this.#serial(async () => {

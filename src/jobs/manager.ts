@@ -49,12 +49,12 @@ export class JobManager {
   private readonly maxConcurrent: number;
   private closing = false;
 
-  /** True once close() was called: following streams end instead of waiting for paused jobs. */
   /** Whether a job is running now. */
   get busy(): boolean {
     return this.running.size > 0;
   }
 
+  /** True once close() was called: following streams end instead of waiting for paused jobs. */
   get closed(): boolean {
     return this.closing;
   }

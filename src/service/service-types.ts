@@ -25,7 +25,7 @@ export interface ServiceHooks {
   /** Queued inputs dropped because their request was abandoned (the client disconnected). */
   onDropped?: (model: QueueName, items: number) => void;
   onStage?: (stage: Stage, ms: number) => void;
-  /** The service took up the shards a compaction or rebuild run beside it wrote (generation.ts). */
+  /** The service took up the shards a compaction run beside it wrote (generation.ts). */
   onGeneration?: (manifest: Manifest) => void;
   /** A balanced call: the teacher labeled `pairs` of `of`; `shed` unsure ones it refused kept the student's. */
   onEscalated?: (pairs: number, of: number, shed: number) => void;
@@ -113,6 +113,7 @@ export interface Jobs {
 export interface Service {
   core: SearchCore;
   store: SentenceStore;
+  /** The shards searched now (a compaction's, once taken up: generation.ts). */
   index: ShardedIndex;
   /** The embeddings the indexer kept (jobs query with them instead of re-encoding), if any. */
   vectors: VectorFile | undefined;

@@ -41,7 +41,8 @@ export interface SealOptions {
   sealAt?: number | undefined;
   /**
    * Take in, every FOLLOW_MS, the writes another process makes to the index (`paramine add` / `delete`
-   * beside the service): its adds, deletes and seals become searchable without a restart.
+   * beside the service): its adds, deletes and seals become searchable without a restart. The composition
+   * root also takes up a compaction run beside it then (generation.ts).
    */
   follow?: boolean | undefined;
   /** A background seal failed (the sentences stay in the growing segment; the next add tries again). */
@@ -55,7 +56,7 @@ export interface WriteParts {
   embed: Embedder;
   tombstones: Set<number>;
   /**
-   * A newer generation of the shards (a compaction or rebuild run beside this process) swapped in once it
+   * A newer generation of the shards (a compaction run beside this process) swapped in once it
    * landed; true when it was (generation.ts). Asked on every follow and before every seal.
    */
   generations?: { next(): Promise<boolean> } | undefined;

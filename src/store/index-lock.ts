@@ -87,7 +87,7 @@ export class IndexUse {
     this.#path = path;
   }
 
-  /** `follows`: this process takes up a compaction's or rebuild's result without a restart (a serving one). */
+  /** `follows`: this process takes up a compaction's result without a restart (a serving one). */
   static register(dir: string, follows = false): IndexUse {
     users(dir); // sweeps the marks SIGKILLed processes left
     const path = join(dir, `${USE_PREFIX}${process.pid}.${Math.random().toString(36).slice(2, 10)}`);
