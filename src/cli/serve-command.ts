@@ -118,7 +118,7 @@ export const SERVE_SETTINGS = defineSettings({
     schema: z.coerce.number().int().min(0).max(5000),
     flag: '--refusal-pace-ms <ms>',
     description:
-      'longest a connection refused a moment ago waits for its next 503 (clients that retry at once do not flood the event loop); 0: at once',
+      "longest pause before a refused connection's next request is read (50 ms, doubling while refusals continue: clients that retry at once do not flood the event loop); 0: none",
     default: DEFAULT_LIMITS.refusalPaceMs,
   },
   modelNice: {

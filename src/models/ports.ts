@@ -38,6 +38,14 @@ export type LabelMode = (typeof LABEL_MODES)[number];
 export interface ScoreOptions {
   /** Default: the scorer's own (`balanced` where a cascade is configured). */
   mode?: LabelMode | undefined;
+  /** The place `PairScorer.reserve` held for these pairs: they are admitted under it, not checked again. */
+  reservation?: Reservation | undefined;
+}
+
+/** A place held in a model's queue (PairScorer.reserve). */
+export interface Reservation {
+  /** Gives the place back; true when it was still held (a later call, or the submit that used it: false). */
+  release(): boolean;
 }
 
 export type Pair = readonly [string, string];
@@ -78,6 +86,13 @@ export interface PairScorer {
   score(pairs: readonly Pair[], signal?: AbortSignal, options?: ScoreOptions): Promise<PairScore[]>;
   /** Batched ports only: throws OVERLOADED at once when `n` more pairs would be refused now. */
   admit?(n: number): void;
+  /**
+   * Batched ports only: admits `n` pairs now (or throws OVERLOADED) and holds their place, counted in the
+   * queue's bound and predicted wait, until a `score` call with the reservation submits them or `release()`.
+   * A search admits its rerank before it encodes and searches: without a held place, hundreds of requests
+   * admitted in the same moment were refused at the rerank after their encoding and search were spent.
+   */
+  reserve?(n: number): Reservation;
   /** Tokens the model runs for a pair, by its own tokenizer, as `Embedder.tokens`. */
   tokens?(pair: Pair): number;
 }

@@ -7,7 +7,15 @@
  * for them rather than failing the call; `best` refuses.
  */
 import { ParamineError } from '../errors.js';
-import type { Calibration, LabelMode, Pair, PairScore, PairScorer, ScoreOptions } from '../models/ports.js';
+import type {
+  Calibration,
+  LabelMode,
+  Pair,
+  PairScore,
+  PairScorer,
+  Reservation,
+  ScoreOptions,
+} from '../models/ports.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { positiveProbability } from '../text/labels.js';
 import { inBand } from './cascade-band.js';
@@ -55,9 +63,12 @@ export class LabelCascade implements PairScorer {
     this.rerankOrder = student.rerankOrder;
     this.defaultMode = parts.defaultMode ?? 'balanced';
     if (student.admit) this.admit = (n: number) => student.admit?.(n);
+    if (student.reserve) this.reserve = (n: number) => student.reserve?.(n) as Reservation;
   }
 
   admit?: (n: number) => void;
+  /** The student's: it scores every pair in `fast` and `balanced` (`best` gives the place back). */
+  reserve?: (n: number) => Reservation;
 
   /** What `balanced` does here: the teacher's name and band, or undefined when none is configured. */
   get teacher(): { name: string; band: readonly [number, number] } | undefined {
@@ -73,10 +84,14 @@ export class LabelCascade implements PairScorer {
     const mode = options.mode ?? this.defaultMode;
     const { teacher, studentName } = this.#parts;
     if (mode === 'best') {
+      options.reservation?.release();
       if (!teacher) throw noTeacher(studentName);
       return named(await (await this.#openTeacher()).score(pairs, signal), teacher.name);
     }
-    const scores = named(await this.#parts.student.score(pairs, signal), studentName);
+    const scores = named(
+      await this.#parts.student.score(pairs, signal, { reservation: options.reservation }),
+      studentName,
+    );
     if (mode === 'fast' || !teacher || pairs.length === 0) return scores;
     const unsure: number[] = [];
     scores.forEach((s, i) => {

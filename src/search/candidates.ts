@@ -2,6 +2,7 @@
  * The retrieval half of the search core: ANN hits -> rows of candidates -> texts from the store ->
  * exclusions (the query, its duplicates, what the caller's `keep` drops) and the cosine and lexical filters.
  */
+import type { Reservation } from '../models/ports.js';
 import type { Meta, SentenceStore } from '../store/index.js';
 import { dedupKey } from '../text/index.js';
 import { lexicalMeasures, passesLexical } from './lexical.js';
@@ -35,6 +36,8 @@ export interface QueryContext {
    * the core skips its ANN search and takes these instead.
    */
   hits?: ReadonlyArray<readonly Hit[]>;
+  /** The rerank's place, held since the request was admitted (SearchCore.search). */
+  reservation?: Reservation | undefined;
 }
 
 /** Rows of hits, one per query, from FAISS's flat (nq × fetch) result; empty slots (id -1) end a row. */

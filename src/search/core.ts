@@ -130,23 +130,28 @@ export class SearchCore {
   ): Promise<SearchResponse> {
     const started = performance.now();
     const queries = texts.map((t) => normalize(t));
-    // Refuse at once when a model's queue is full, before any model time is spent on the request.
+    // Refuse at once when a model's queue is full, before any model time is spent on the request; the
+    // rerank's place is held from here (the encoder's submit follows its admission in the same tick).
     this.#parts.encoder.admit?.(queries.length);
     const reranker = options.rerank ? this.#parts.reranker : undefined;
-    reranker?.admit?.(queries.length * depthOf(options, reranker !== undefined));
-    const vectors = await this.#timed('encode', () => this.#parts.encoder.encode(queries, signal));
-    const { results, searchMs, rerankMs } = await this.searchVectors(
-      queries,
-      vectors.value,
-      options,
-      {},
-      signal,
-    );
-    return {
-      results,
-      ...(reranker ? { order: reranker.rerankOrder ?? 'probability' } : {}),
-      timings: { encodeMs: vectors.ms, searchMs, rerankMs, totalMs: performance.now() - started },
-    };
+    const reservation = reranker?.reserve?.(queries.length * depthOf(options, true));
+    try {
+      const vectors = await this.#timed('encode', () => this.#parts.encoder.encode(queries, signal));
+      const { results, searchMs, rerankMs } = await this.searchVectors(
+        queries,
+        vectors.value,
+        options,
+        { reservation },
+        signal,
+      );
+      return {
+        results,
+        ...(reranker ? { order: reranker.rerankOrder ?? 'probability' } : {}),
+        timings: { encodeMs: vectors.ms, searchMs, rerankMs, totalMs: performance.now() - started },
+      };
+    } finally {
+      reservation?.release();
+    }
   }
 
   /** Search with query vectors already at hand (jobs re-use the stored sentences' embeddings). */
@@ -199,8 +204,14 @@ export class SearchCore {
     if (qd) attachDomain(kept, qd);
     if (options.filter.bertScoreMin !== undefined) await this.#bertScore(kept, queries, options);
     const rerankMs = reranker
-      ? (await this.#timed('rerank', () => rerankRows(reranker, queries, kept, signal, labelMode(options))))
-          .ms
+      ? (
+          await this.#timed('rerank', () =>
+            rerankRows(reranker, queries, kept, signal, {
+              mode: labelMode(options),
+              reservation: context.reservation,
+            }),
+          )
+        ).ms
       : 0;
     if (qd) orderByDomain(kept, qd, reranker?.positiveLabels ?? []);
     const results = kept.map((row, q) => ({

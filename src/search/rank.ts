@@ -10,7 +10,7 @@
  * model's validated threshold), the reported probabilities and the filters keep the scorer's P (the model's
  * label-calibrated one where it has a `paramine.label_calibration`: src/rerank/core.ts).
  */
-import type { Calibration, LabelMode, PairScore, PairScorer } from '../models/ports.js';
+import type { Calibration, PairScore, PairScorer, ScoreOptions } from '../models/ports.js';
 import { positiveProbability } from '../text/labels.js';
 import { evaluateFilter, filterNeedsProbabilities } from './lexical.js';
 import { type Candidate, keptLabels, type SearchOptions } from './types.js';
@@ -30,10 +30,10 @@ export async function rerankRows(
   queries: readonly string[],
   rows: Candidate[][],
   signal?: AbortSignal,
-  mode?: LabelMode | undefined,
+  options: ScoreOptions = {},
 ): Promise<void> {
   const pairs = rows.flatMap((row, q) => row.map((c) => [queries[q] as string, c.text] as const));
-  const scores = await scorer.score(pairs, signal, { mode });
+  const scores = await scorer.score(pairs, signal, options);
   const cal = scorer.calibration;
   const p = (c: Candidate) => positiveProbability(c.probabilities ?? {}, scorer.positiveLabels);
   const rank = new Map<Candidate, number>();

@@ -6,6 +6,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { ApiKeys, type AuthOptions } from './auth.js';
 import { type AppContext, DEFAULT_BODY_LIMIT, type RoutePlugin } from './context.js';
+import { installDeadlines } from './deadlines.js';
 import { installErrorHandling } from './errors.js';
 import { healthRoutes, infoRoutes } from './routes/info.js';
 import { jobRoutes } from './routes/jobs.js';
@@ -43,12 +44,12 @@ export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInst
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     // Socket level: the whole request must arrive in time (slow-loris bodies)...
     requestTimeout: options.requestTimeoutMs ?? 30_000,
-    // ...and application level: a response not sent in time is a 503 TIMEOUT (streams count as sent).
-    handlerTimeout: options.requestTimeoutMs ?? 30_000,
     // Sentence ids and paths are case-sensitive; trailing slashes are a common client slip.
     routerOptions: { ignoreTrailingSlash: true },
   });
   installErrorHandling(app);
+  // ...and application level: a response not sent in time is a 503 TIMEOUT (streaming routes aside).
+  installDeadlines(app, options.requestTimeoutMs ?? 30_000);
   // The served routes as fastify registers them: the contract test compares them with the OpenAPI document.
   const routes: ServedRoute[] = [];
   app.decorate('servedRoutes', routes);
@@ -59,11 +60,12 @@ export function buildApp(ctx: AppContext, options: AppOptions = {}): FastifyInst
   app.removeContentTypeParser('text/plain');
   // Many clients send `content-type: application/json` on every request: a DELETE or GET without a body is
   // not a malformed JSON body (fastify would refuse it with "Body cannot be empty").
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     const empty =
       req.headers['content-length'] === '0' ||
       (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined);
     if (empty && (req.method === 'DELETE' || req.method === 'GET')) delete req.headers['content-type'];
+    done();
   });
   ApiKeys.decorate(app);
   const auth = new ApiKeys(options.auth);

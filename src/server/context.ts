@@ -13,7 +13,7 @@ export interface Limits {
   maxPairs: number;
   /** Most (query, candidate) pairs one search request may send to the cross-encoder. */
   maxRerankPairs: number;
-  /** Longest a connection refused a moment ago waits for its next refusal (0: answered at once; pacing.ts). */
+  /** Longest pause before a refused connection's next request is read (0: none; pacing.ts). */
   refusalPaceMs: number;
 }
 
@@ -62,10 +62,3 @@ export interface RoutePluginOptions {
 }
 
 export type RoutePlugin = FastifyPluginAsync<RoutePluginOptions>;
-
-/**
- * The handler timeout of streaming routes (NDJSON results, server-sent events, exports): fastify's
- * `handlerTimeout` runs until the whole stream has been sent, and a followed job streams for as long as
- * it runs; these end with the job or the client instead (setTimeout's largest delay, about 24.8 days).
- */
-export const STREAM_TIMEOUT_MS = 2 ** 31 - 1;

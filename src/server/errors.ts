@@ -26,11 +26,6 @@ export function installErrorHandling(app: FastifyInstance): void {
         void reply.header('retry-after', String(err.retryAfterSeconds));
       return reply.status(err.status).send(err.toJSON());
     }
-    if (err.code === 'FST_ERR_HANDLER_TIMEOUT') {
-      req.log.warn({ url: req.url }, 'request timed out');
-      void reply.header('retry-after', '1');
-      return reply.status(503).send({ code: 'TIMEOUT', message: 'the request took too long; try again' });
-    }
     const status = err.statusCode ?? 500;
     if (status < 500) {
       const code = FASTIFY_CODES[err.code] ?? (status === 429 ? 'RATE_LIMITED' : 'BAD_INPUT');

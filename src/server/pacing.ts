@@ -1,14 +1,24 @@
 /**
- * Paced refusals: a connection refused a moment ago waits a little longer for its next 503 (50 ms, doubling
- * up to `maxMs`), so clients that retry at once (Retry-After ignored) do not turn overload into thousands of
- * refusals a second that take the event loop from the requests being served. A connection's first refusal,
- * or one after a quiet second, is answered at once.
+ * Refusals under overload: paced per connection, and written straight to the socket.
+ *
+ * Paced: a connection refused a moment ago waits a little longer for its next 503 (50 ms, doubling up to
+ * `maxMs`), so clients that retry at once (Retry-After ignored) do not turn overload into thousands of
+ * refusals a second that take the event loop from the requests being served. A connection's first
+ * refusal, or one after a quiet second, is answered at once.
+ *
+ * Written straight: the 503 skips fastify's error path (error handler, serializer, onSend hooks), a third
+ * of a refusal's cost under 500 clients that retry at once (docs/benchmarks/serve.md, 2026-12-03 third
+ * session). The onResponse hooks (metrics) still run.
  */
 import type { Socket } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply } from 'fastify';
+import type { ParamineError } from '../errors.js';
 
 const FIRST_MS = 50;
 const QUIET_MS = 1000;
+
+/** A socket's own handle: libuv's stream, whose reads can stop while the connection stays open. */
+type Handle = { readStop?: () => number; readStart?: () => number };
 
 export class RefusalPacer {
   readonly #recent = new WeakMap<Socket, { last: number; delay: number }>();
@@ -18,14 +28,51 @@ export class RefusalPacer {
     this.#maxMs = maxMs;
   }
 
-  /** Waits as long as this connection's recent refusals say, before it is refused again. */
-  async pace(socket: Socket): Promise<void> {
-    if (this.#maxMs <= 0) return;
+  /** Answers `error` (OVERLOADED) at once, then reads nothing more from its connection for a while. */
+  refuse(reply: FastifyReply, error: ParamineError): void {
+    writeRefusal(reply, error);
+    const socket = reply.raw.socket;
+    if (socket !== null) this.#holdBack(socket);
+  }
+
+  /**
+   * The connection's next request waits in the kernel's buffer, not in the process: a request held in
+   * the process for its pace (before) outlived the young generation's collections and made refusals
+   * cost 2.5x the event loop and GC time of unpaced ones.
+   */
+  #holdBack(socket: Socket): void {
+    const delay = this.#nextDelay(socket);
+    const handle = (socket as unknown as { _handle?: Handle | null })._handle;
+    if (delay <= 0 || typeof handle?.readStop !== 'function') return;
+    handle.readStop();
+    setTimeout(() => {
+      if (!socket.destroyed) (socket as unknown as { _handle?: Handle | null })._handle?.readStart?.();
+    }, delay).unref();
+  }
+
+  /** How long this connection waits before its next request is read: 50 ms, doubling up to the most. */
+  #nextDelay(socket: Socket): number {
+    if (this.#maxMs <= 0) return 0;
     const now = performance.now();
     const seen = this.#recent.get(socket);
     const delay =
-      seen && now - seen.last < QUIET_MS ? Math.min(this.#maxMs, Math.max(FIRST_MS, seen.delay * 2)) : 0;
+      seen && now - seen.last < QUIET_MS
+        ? Math.min(this.#maxMs, seen.delay * 2)
+        : Math.min(this.#maxMs, FIRST_MS);
     this.#recent.set(socket, { last: now + delay, delay });
-    if (delay > 0) await sleep(delay);
+    return delay;
   }
+}
+
+/** The error's JSON as the error handler would send it, with its Retry-After. */
+function writeRefusal(reply: FastifyReply, error: ParamineError): void {
+  const res = reply.raw;
+  if (res.destroyed || res.headersSent) return;
+  const body = JSON.stringify(error.toJSON());
+  res.writeHead(error.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'retry-after': String(error.retryAfterSeconds ?? 1),
+  });
+  res.end(body);
 }

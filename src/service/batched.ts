@@ -71,8 +71,11 @@ export class BatchedScorer {
       // The calibration travels with the port: without it the service would rank uncalibrated.
       ...(inner.calibration === undefined ? {} : { calibration: inner.calibration }),
       ...(inner.rerankOrder === undefined ? {} : { rerankOrder: inner.rerankOrder }),
-      ...(unbounded ? {} : { admit: (n: number) => this.batcher.admit(n) }),
-      score: (pairs, signal) => this.batcher.submit(pairs, { signal, unbounded }),
+      ...(unbounded
+        ? {}
+        : { admit: (n: number) => this.batcher.admit(n), reserve: (n: number) => this.batcher.reserve(n) }),
+      score: (pairs, signal, options) =>
+        this.batcher.submit(pairs, { signal, unbounded, reservation: options?.reservation }),
     };
   }
 }

@@ -13,6 +13,7 @@
  * requests and is cut into batches, so a job's thousands of pairs do not hold a query up for seconds.
  */
 import { answerError, ParamineError } from '../errors.js';
+import type { Reservation } from '../models/ports.js';
 
 export interface BatcherOptions<I = unknown> {
   /** What the model is called in errors ("encoder", "reranker"). */
@@ -42,6 +43,8 @@ export interface BatcherOptions<I = unknown> {
 
 export interface SubmitOptions {
   signal?: AbortSignal | undefined;
+  /** The place `reserve` held: the items are admitted under it (its release gives it over to them). */
+  reservation?: Reservation | undefined;
   /**
    * Bulk work: never refused, served after interactive requests, split into batches (jobs, which pace
    * themselves and care for throughput, not latency).
@@ -82,6 +85,10 @@ export class Batcher<I, O> {
   /** Cost of the interactive items waiting, and of the batch running (what a new request waits behind). */
   #queuedCost = 0;
   #runningCost = 0;
+  /** Places held by `reserve` and not yet submitted or released: how many, their items and their cost. */
+  #held = 0;
+  #heldItems = 0;
+  #heldCost = 0;
   #timer: NodeJS.Timeout | undefined;
   #running = false;
   /** Cost per second, smoothed; undefined before the first batch. */
@@ -105,10 +112,11 @@ export class Batcher<I, O> {
    * that needs this model later checks here first, before spending other models' time on it.
    */
   admit(n: number, cost = n * this.#itemCost): void {
-    const busy = this.#queued > 0 || this.#running;
-    const full = this.#queued > 0 && this.#queued + n > this.#o.maxQueue;
+    const ahead = this.#queued + this.#heldItems;
+    const busy = ahead > 0 || this.#running;
+    const full = ahead > 0 && ahead + n > this.#o.maxQueue;
     const late =
-      this.#queue.length >= ALWAYS_ADMITTED &&
+      this.#queue.length + this.#held >= ALWAYS_ADMITTED &&
       this.predictedWaitMs(cost) > (this.#o.waitBudgetMs ?? Number.POSITIVE_INFINITY);
     if (busy && (full || late)) {
       this.#o.onRejected?.();
@@ -116,10 +124,33 @@ export class Batcher<I, O> {
     }
   }
 
+  /**
+   * Admits `n` items (or throws OVERLOADED, as `admit`) and holds their place until they are submitted
+   * with the reservation or it is released: requests admitted together cannot overfill the queue, and an
+   * admitted one is not refused later, after its other models' time was spent on it.
+   */
+  reserve(n: number, cost = n * this.#itemCost): Reservation {
+    this.admit(n, cost);
+    this.#held += 1;
+    this.#heldItems += n;
+    this.#heldCost += cost;
+    let held = true;
+    return {
+      release: () => {
+        if (!held) return false;
+        held = false;
+        this.#held -= 1;
+        this.#heldItems -= n;
+        this.#heldCost -= cost;
+        return true;
+      },
+    };
+  }
+
   /** How long a request of `cost` would take from now to its answer at the measured rate (0 before any). */
   predictedWaitMs(cost = 0): number {
     if (this.#rate === undefined) return 0;
-    return ((this.#queuedCost + this.#runningCost + cost) / this.#rate) * 1000;
+    return ((this.#queuedCost + this.#heldCost + this.#runningCost + cost) / this.#rate) * 1000;
   }
 
   submit(items: readonly I[], options: SubmitOptions = {}): Promise<O[]> {
@@ -129,7 +160,7 @@ export class Batcher<I, O> {
     if (options.unbounded) return this.#submitBulk(items);
     const { cost, dearest } = this.#costOf(items);
     try {
-      this.admit(items.length, cost);
+      if (options.reservation?.release() !== true) this.admit(items.length, cost);
     } catch (e) {
       return Promise.reject(e);
     }

@@ -208,3 +208,38 @@ t.test('batches are cut by padded cost (tokens), not only by count', async (t) =
   await Promise.all([b.submit(['aa']), b.submit(['bb']), b.submit([long]), b.submit(['cc'])]);
   t.same(calls, [['aa', 'bb'], [long], ['cc']], 'the long text goes alone; short ones are not padded to it');
 });
+
+t.test(
+  'a held place counts as queued: requests admitted together cannot overfill the queue, and one admitted is not refused later',
+  async (t) => {
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const calls: number[] = [];
+    const b = new Batcher<number, number>(
+      async (items) => {
+        calls.push(items.length);
+        if (calls.length === 1) await held;
+        return items.map((x) => x * 2);
+      },
+      { name: 'test', maxBatch: 8, maxWaitMs: 0, maxQueue: 4 },
+    );
+    const running = b.submit([1]); // in the model: what follows waits
+    // Two searches admitted before either has its pairs (they are still encoding): 2 + 2 places held.
+    const first = b.reserve(2);
+    const second = b.reserve(2);
+    t.throws(() => b.reserve(1), { code: 'OVERLOADED' }, 'a fifth item would overfill the queue of 4');
+    await t.rejects(b.submit([9]), { code: 'OVERLOADED' }, 'so would a request without a place');
+    // A request submitted under its place is admitted, even with fewer items than it held.
+    const a = b.submit([3], { reservation: first });
+    t.notOk(first.release(), 'the submit used the place');
+    t.equal(b.depth, 1);
+    t.throws(() => b.reserve(2), { code: 'OVERLOADED' }, '1 queued + 2 held + 2 > 4');
+    t.ok(second.release(), 'a search that ends without reranking gives its place back');
+    t.notOk(second.release(), 'once');
+    const c = b.submit([4, 5, 6]);
+    release();
+    t.same(await Promise.all([running, a, c]), [[2], [6], [8, 10, 12]]);
+  },
+);

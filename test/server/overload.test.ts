@@ -66,10 +66,13 @@ async function search(i: number, signal?: AbortSignal): Promise<Answer> {
 t.test('a burst far above capacity is refused quickly with Retry-After, then service recovers', async (t) => {
   const rssBefore = process.memoryUsage().rss;
   for (const burst of [1, 2]) {
+    const encoded = ranItems.encoder;
     const answers = await Promise.all(Array.from({ length: 150 }, (_, i) => search(i)));
     const ok = answers.filter((a) => a.status === 200);
     const refused = answers.filter((a) => a.status === 503);
     t.equal(ok.length + refused.length, answers.length, `burst ${burst}: every answer is a 200 or a 503`);
+    // A search admitted holds its rerank's place: none is refused after its encoding and search were spent.
+    t.equal(ranItems.encoder - encoded, ok.length, `burst ${burst}: only the answered searches were encoded`);
     t.ok(ok.length > 0, `burst ${burst}: ${ok.length} answered`);
     t.ok(refused.length > 0, `burst ${burst}: ${refused.length} refused`);
     t.ok(

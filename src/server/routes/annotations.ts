@@ -14,7 +14,7 @@ import {
 } from '../../annotations/index.js';
 import { ParamineError } from '../../errors.js';
 import { parseInput } from '../../validate.js';
-import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
+import type { RoutePlugin } from '../context.js';
 import {
   annotationExportQuery,
   annotationIdParams,
@@ -47,7 +47,7 @@ export const annotationRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     return reply.code(201).send(record);
   });
 
-  app.get('/v1/annotations', { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
+  app.get('/v1/annotations', { config: { stream: true } }, async (req, reply) => {
     const { format, ...q } = parseInput(annotationExportQuery, req.query, 'query');
     const lines = exportLines(store.list(q), format);
     return reply

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ParamineError } from '../../errors.js';
 import { FINISHED } from '../../jobs/index.js';
 import { parseInput } from '../../validate.js';
-import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
+import type { RoutePlugin } from '../context.js';
 import { jobIdParams } from '../contract/requests.js';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
@@ -66,7 +66,7 @@ export const jobEventRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     }
   }
 
-  app.get('/v1/jobs/:id/events', { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
+  app.get('/v1/jobs/:id/events', { config: { stream: true } }, async (req, reply) => {
     const { id } = parseInput(jobIdParams, req.params, 'id');
     o.manager.get(id);
     const closed = new AbortController();

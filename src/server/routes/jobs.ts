@@ -12,7 +12,7 @@ import { FINISHED } from '../../jobs/index.js';
 import { reviewOrder } from '../../jobs/review.js';
 import { pairDiff } from '../../text/index.js';
 import { parseInput } from '../../validate.js';
-import { type RoutePlugin, STREAM_TIMEOUT_MS } from '../context.js';
+import type { RoutePlugin } from '../context.js';
 import { jobIdParams, resultsQuery, reviewQuery, streamQuery } from '../contract/requests.js';
 
 type StreamQuery = z.output<typeof streamQuery> & { diff?: boolean; context?: number };
@@ -51,7 +51,7 @@ export const jobRoutes: RoutePlugin = async (app, { ctx, auth }) => {
     query: typeof streamQuery | typeof resultsQuery,
     read: (id: string, from: number, max: number, q: StreamQuery) => Chunk,
   ) =>
-    app.get(path, { handlerTimeout: STREAM_TIMEOUT_MS }, async (req, reply) => {
+    app.get(path, { config: { stream: true } }, async (req, reply) => {
       const { id } = parseInput(jobIdParams, req.params, 'id');
       const q: StreamQuery = parseInput(query, req.query, 'query');
       manager.get(id);

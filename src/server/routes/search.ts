@@ -17,19 +17,21 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
 
   // Refused before the body is read when the model could not take even the smallest request (a search
   // that reranks: once the body is parsed, before it is validated); every refusal, there or once the
-  // request's own size is known, is paced per connection. A refusal after validation costs the event
-  // loop about 1.4x one before it (zod, the handler; docs/benchmarks/serve.md).
+  // request's own size is known, is paced per connection and written straight (pacing.ts). A refusal
+  // after validation costs the event loop about 1.4x one before it (zod, the handler).
   const pacer = new RefusalPacer(limits.refusalPaceMs);
-  const paced = async <T>(req: FastifyRequest, work: () => T | Promise<T>): Promise<T> => {
+  const paced = async <T>(reply: FastifyReply, work: () => T | Promise<T>): Promise<T | undefined> => {
     try {
       return await work();
     } catch (e) {
-      if (e instanceof ParamineError && e.code === 'OVERLOADED') await pacer.pace(req.raw.socket);
-      throw e;
+      if (!(e instanceof ParamineError && e.code === 'OVERLOADED')) throw e;
+      // Answered: fastify runs no later hook nor the handler for a sent reply.
+      pacer.refuse(reply, e);
+      return undefined;
     }
   };
   const admit = (model: 'encoder' | 'reranker') => ({
-    onRequest: (req: FastifyRequest) => paced(req, () => core.admitSmallest(model)),
+    onRequest: (_req: FastifyRequest, reply: FastifyReply) => paced(reply, () => core.admitSmallest(model)),
   });
 
   app.post(
@@ -38,12 +40,12 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
       ...admit('encoder'),
       // Once the body is parsed, and before it is validated: a search that would rerank is refused here
       // when the cross-encoder could not take one pair (its queue, not the encoder's, fills under load).
-      preValidation: (req: FastifyRequest) =>
-        paced(req, () => {
+      preValidation: (req: FastifyRequest, reply: FastifyReply) =>
+        paced(reply, () => {
           if ((req.body as { rerank?: unknown } | null)?.rerank !== false) core.admitSmallest('reranker');
         }),
     },
-    (req, reply) => paced(req, () => search(req, reply)),
+    (req, reply) => paced(reply, () => search(req, reply)),
   );
 
   const search = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -66,7 +68,7 @@ export const searchRoutes: RoutePlugin = async (app, { ctx, auth }) => {
 
   const classifyBody = classifyRequest(limits);
 
-  app.post('/v1/classify', admit('reranker'), (req, reply) => paced(req, () => classify(req, reply)));
+  app.post('/v1/classify', admit('reranker'), (req, reply) => paced(reply, () => classify(req, reply)));
 
   const classify = async (req: FastifyRequest, reply: FastifyReply) => {
     const { pairs, labels } = parseInput(classifyBody, req.body);
