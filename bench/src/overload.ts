@@ -8,6 +8,7 @@
  * (issues 29, 51): refusals p99 <= 0.5 s, admitted p99 <= 3 s, goodput >= 70% of the reference.
  *
  *   npm run lab -- overload [--index DIR] [--clients 500] [--duration 15] [--budgets 500,off] [--patient]
+ *     [--pace-ms MS]
  *
  * `off` is admission by count only (a budget no request reaches), no refusal pacing and the models at the
  * process's priority: the behaviour before predicted-wait admission; the count bounds (--queue-max,
@@ -39,6 +40,7 @@ const schema = z.object({
     .transform((s) => list(s).map((b) => (b === 'off' ? 'off' : z.coerce.number().positive().parse(b)))),
   warmup: z.coerce.number().min(0),
   patient: z.boolean().default(false),
+  paceMs: z.coerce.number().int().min(0).optional(),
 });
 type Options = z.output<typeof schema>;
 
@@ -118,6 +120,7 @@ async function run(o: Options, log: Log) {
       String(ms),
       // The baseline is the service as it was before shedding by wait: no pacing, models at the process's priority.
       ...(budget === 'off' ? ['--refusal-pace-ms', '0', '--model-nice', '0'] : []),
+      ...(budget !== 'off' && o.paceMs !== undefined ? ['--refusal-pace-ms', String(o.paceMs)] : []),
     ]);
     try {
       rows.push({ budget, ...(await measure(server.url, o, log)) });
@@ -174,7 +177,8 @@ export const overload = defineBenchmark({
       .option('--candidates <n>', 'candidates reranked per request', '20')
       .option('--budgets <list>', "--wait-budget-ms values to compare ('off': by count only)", '500,off')
       .option('--warmup <s>', 'seconds of light load first', '3')
-      .option('--patient', 'also a run of clients that honour Retry-After'),
+      .option('--patient', 'also a run of clients that honour Retry-After')
+      .option('--pace-ms <ms>', "the service's --refusal-pace-ms under a budget (default: the service's)"),
   schema,
   async run(o, log) {
     const result = await run(o, log);

@@ -27,7 +27,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxCandidates: 500,
   maxPairs: 256,
   maxRerankPairs: 2000,
-  refusalPaceMs: 300,
+  refusalPaceMs: 250,
 };
 
 export interface AppContext {
