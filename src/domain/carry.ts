@@ -10,7 +10,7 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Manifest, VectorFile } from '../index/index.js';
-import type { RebuildFollowers } from '../indexer/rebuild-steps.js';
+import type { RebuildFollowers } from '../indexer/generation.js';
 import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { installDomain } from './add.js';
 import { Column, ColumnWriter } from './column.js';

@@ -15,12 +15,12 @@
  * store and the updates; only its tombstone stays, so its id is never reused and jobs still skip it. The
  * sealed and growing segments are folded in (IndexUpdates.fold) and their segment files go.
  *
- * Crash-safe by steps: everything is written to DIR/.rebuild first (its manifest last); files are then
- * moved in with the manifest last, and a run started again after a crash finishes the move when .rebuild
- * holds a whole manifest, or the store's and updates' steps when they did not all land
- * (rebuild-steps.ts). A `paramine serve` on DIR goes on answering and taking writes during a compaction,
- * and takes up the result once the structure lock is released (service/generation.ts); any other process
- * that has DIR open, or any at all for a rebuild, makes the run refused (store/index-lock.ts).
+ * Each is a writer of a new generation: it writes its shards and manifest into DIR/.rebuild, and
+ * generation.ts runs every step around it (the lock, a run cut short finished first, the vectors gathered,
+ * the move in with the manifest last, the store and updates folded), so a crash at any point is finished by
+ * running the command again. A `paramine serve` on DIR goes on answering and taking writes during a
+ * compaction, and takes up the result once the structure lock is released (service/generation.ts); any
+ * other process that has DIR open, or any at all for a rebuild, makes the run refused (store/index-lock.ts).
  */
 import { join } from 'node:path';
 import {
@@ -39,21 +39,18 @@ import {
   writeManifest,
   writeOneShard,
 } from '../index/index.js';
-import { groupTableIdentity, rewriteLock } from '../store/index.js';
+import { groupTableIdentity } from '../store/index.js';
 import { checkCompactable, compactShards } from './compact.js';
 import {
-  finishCutShort,
-  finishSteps,
-  gatherVectors,
-  moveIn,
-  NO_FOLLOWERS,
+  type GenerationInput,
+  type GenerationWriter,
   type RebuildFollowers,
   type RebuildSummary,
-  WORK,
-} from './rebuild-steps.js';
+  writeGeneration,
+} from './generation.js';
 import { runTune } from './tune.js';
 
-export type { RebuildFollowers, RebuildSummary } from './rebuild-steps.js';
+export type { RebuildFollowers, RebuildSummary } from './generation.js';
 
 export interface RebuildOptions {
   /** Train the quantizers anew (default) or keep them (a compaction). */
@@ -65,62 +62,45 @@ export interface RebuildOptions {
 export async function rebuildIndex(
   dir: string,
   log: (line: string) => void = () => {},
-  followers: RebuildFollowers = NO_FOLLOWERS,
+  followers?: RebuildFollowers,
   options: RebuildOptions = {},
 ): Promise<RebuildSummary> {
-  const retrain = options.retrain ?? true;
-  // One structural writer at a time, and none under a process that has the index open (index-lock.ts).
-  const lock = rewriteLock(dir, retrain ? 'index --rebuild' : 'index --compact');
-  try {
-    return (
-      (await finishCutShort(dir, log, followers)) ?? (await rebuild(dir, log, followers, retrain, options))
-    );
-  } finally {
-    lock.release();
-  }
+  const writer =
+    (options.retrain ?? true)
+      ? retrainWriter
+      : compactWriter(options.shardMemory ?? Number.POSITIVE_INFINITY);
+  return writeGeneration(dir, writer, log, followers);
 }
 
-async function rebuild(
-  dir: string,
-  log: (line: string) => void,
-  followers: RebuildFollowers,
-  retrain: boolean,
-  options: RebuildOptions,
-): Promise<RebuildSummary> {
-  const old = await readManifest(dir);
-  if (!retrain) await checkCompactable(old, dir);
-  const work = join(dir, WORK);
-  const { ntotal, deleted } = await gatherVectors(dir, work, old, log);
-  let times: { trainMs: number; fillMs: number };
-  let plan: IndexPlan | undefined;
-  if (retrain) {
-    plan = planForFactory(old.factory, {
+/** `--rebuild`: the factory trained anew and filled with every live sentence, then tuned. */
+const retrainWriter: GenerationWriter = {
+  command: 'index --rebuild',
+  async write({ work, old, ntotal, deleted, log }: GenerationInput) {
+    const plan = planForFactory(old.factory, {
       n: ntotal,
       dim: old.dim,
       metric: old.metric,
       vectorsKept: true,
       ...(old.search.refine === undefined ? {} : { refine: old.search.refine }),
     });
-    times = await retrainShard(work, plan, ntotal, deleted, log);
+    const times = await retrainShard(work, plan, ntotal, deleted, log);
     await writeRebuiltManifest(work, old, plan, ntotal, { ...times, deleted: deleted.size });
-  } else {
-    const shardMemory = options.shardMemory ?? Number.POSITIVE_INFINITY;
-    const c = await compactShards(dir, work, old, { ntotal, deleted, shardMemory }, log);
-    times = { trainMs: 0, fillMs: c.fillMs };
-    await writeCompactedManifest(work, old, { ...c, ntotal, deleted: deleted.size });
-  }
-  log('moving the new files in (the manifest last), then folding the store and the updates');
-  await moveIn(dir, work);
-  const steps = await finishSteps(dir, await readManifest(dir), followers);
-  const tuned = plan === undefined ? undefined : await tune(dir, plan.factory, log);
+    return { factory: plan.factory, ...times };
+  },
+  // The new generation's own factory: the plan's, as written into its manifest.
+  after: async (dir, log) => tune(dir, (await readManifest(dir)).factory, log),
+};
+
+/** `--compact`: the trained quantizers kept, deleted ids dropped and added sentences merged in. */
+function compactWriter(shardMemory: number): GenerationWriter {
   return {
-    ...steps,
-    ...times,
-    ntotal,
-    factory: plan?.factory ?? old.factory,
-    retrained: retrain,
-    resumed: false,
-    tuned,
+    command: 'index --compact',
+    check: checkCompactable,
+    async write({ dir, work, old, ntotal, deleted, log }: GenerationInput) {
+      const c = await compactShards(dir, work, old, { ntotal, deleted, shardMemory }, log);
+      await writeCompactedManifest(work, old, { ...c, ntotal, deleted: deleted.size });
+      return { factory: old.factory, trainMs: 0, fillMs: c.fillMs };
+    },
   };
 }
 

@@ -8,7 +8,7 @@
  * the next look (the writes' follower, each second, and every seal before it reads where to start) opens
  * the new generation and swaps it in at once (LiveIndex.rebase): no request fails or waits for it.
  */
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type LiveIndex,
@@ -17,9 +17,8 @@ import {
   readManifest,
   type ShardedIndex,
 } from '../index/index.js';
-import { WORK } from '../indexer/rebuild-steps.js';
+import { settling } from '../indexer/generation.js';
 import type { AnnIndex } from '../search/core.js';
-import { rewriting } from '../store/index.js';
 
 /** The shards searched now, as something searchable with a count (a later generation's once taken up). */
 export function currentShards(live: LiveIndex): AnnIndex & { readonly ntotal: number } {
@@ -61,7 +60,7 @@ export class Generations {
     const stamp = this.#stamp();
     if (stamp === this.#seen) return false;
     // Not whole yet: a rewrite still running, or one cut short mid-move (the next run finishes it).
-    if (rewriting(this.dir) || existsSync(join(this.dir, WORK, MANIFEST_FILE))) return false;
+    if (settling(this.dir)) return false;
     const manifest = await readManifest(this.dir);
     if (manifest.createdAt === this.live.base.manifest.createdAt) {
       this.#seen = stamp;

@@ -1,8 +1,8 @@
 /**
- * The steps `index --rebuild` and `index --compact` share (rebuild.ts, compact.ts): every vector gathered
- * into WORK/vectors.f16, the rebuilt files moved in with the manifest last, then the store, the updates,
- * the group tables and the later stages' columns brought up to the new id space. Each step after the
- * move is idempotent, so a run cut short by a crash is finished by running it again (finishCutShort).
+ * The steps around a new generation, in the order generation.ts runs them: every vector gathered into
+ * WORK/vectors.f16, the new files moved in with the manifest last, then the store, the updates, the group
+ * tables and the later stages' columns brought up to the new id space. Each step after the move is
+ * idempotent, so a run cut short by a crash is finished by running it again (finishCutShortRun).
  */
 
 import { existsSync } from 'node:fs';
@@ -88,8 +88,8 @@ export async function cutShortRun(
   return allLanded(dir, manifest) && !pending ? undefined : { manifest, move: false };
 }
 
-/** A rebuild cut short by a crash, finished (undefined: there is none). */
-export async function finishCutShort(
+/** A rebuild cut short by a crash, finished (undefined: there is none); the caller holds the lock. */
+export async function finishCutShortRun(
   dir: string,
   log: (line: string) => void,
   followers: RebuildFollowers,
