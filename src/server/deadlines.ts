@@ -3,7 +3,7 @@
  * and one that started streaming is cut. Fastify's own `handlerTimeout` gives every request an
  * AbortController and a timer and aborts the controller when the request closes, building a DOMException
  * each time: ~35 us of the event loop a request, an eighth of what a refusal cost under 500 clients that
- * retry at once (docs/benchmarks/serve.md, 2026-12-03 third session). Here a request is one Map entry,
+ * retry at once (docs/benchmarks/serve.md, 2026-12-03 fifth session). Here a request is one Map entry,
  * and a sweep a few times a second answers the late ones and forgets the answered ones.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';

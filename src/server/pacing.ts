@@ -1,14 +1,13 @@
 /**
  * Refusals under overload: paced per connection, and written straight to the socket.
  *
- * Paced: a connection refused a moment ago waits a little longer for its next 503 (50 ms, doubling up to
- * `maxMs`), so clients that retry at once (Retry-After ignored) do not turn overload into thousands of
- * refusals a second that take the event loop from the requests being served. A connection's first
- * refusal, or one after a quiet second, is answered at once.
+ * Paced: a refusal is answered at once, then its connection's next request is read only after a pause
+ * (50 ms, doubling while refusals continue within a second, up to `maxMs`), so clients that retry at once
+ * (Retry-After ignored) do not turn overload into thousands of refusals a second that take the cores from
+ * the requests being served (docs/benchmarks/serve.md, 2026-12-03 fifth session).
  *
- * Written straight: the 503 skips fastify's error path (error handler, serializer, onSend hooks), a third
- * of a refusal's cost under 500 clients that retry at once (docs/benchmarks/serve.md, 2026-12-03 third
- * session). The onResponse hooks (metrics) still run.
+ * Written straight: the 503 skips fastify's error path (error handler, serializer, onSend hooks); the
+ * onResponse hooks (metrics) still run.
  */
 import type { Socket } from 'node:net';
 import type { FastifyReply } from 'fastify';
@@ -36,9 +35,8 @@ export class RefusalPacer {
   }
 
   /**
-   * The connection's next request waits in the kernel's buffer, not in the process: a request held in
-   * the process for its pace (before) outlived the young generation's collections and made refusals
-   * cost 2.5x the event loop and GC time of unpaced ones.
+   * The connection's reads stop for the pause: its next request waits in the kernel's buffer, and the
+   * process keeps nothing for it but a timer (before, the refusal itself was held for the pace).
    */
   #holdBack(socket: Socket): void {
     const delay = this.#nextDelay(socket);

@@ -7,7 +7,9 @@
  * (CoDel's idea of a sojourn-time target): the work queued ahead of a request divided by the measured rate;
  * a request that would wait longer than `waitBudgetMs` behind at least ALWAYS_ADMITTED others, or overfill
  * the queue, is refused at once with OVERLOADED (a 503 with Retry-After) instead of waiting longer than any
- * client would. A request whose signal aborts while queued (its client went away) leaves the queue and never
+ * client would. A request that needs this model after others (a search's rerank, once it is encoded and
+ * searched) holds its place from its admission (`reserve`), so it is not refused after the others' time was
+ * spent on it. A request whose signal aborts while queued (its client went away) leaves the queue and never
  * reaches the model.
  * Bulk work (mining jobs) is never refused and takes no room in the bound, but waits behind interactive
  * requests and is cut into batches, so a job's thousands of pairs do not hold a query up for seconds.
