@@ -47,8 +47,11 @@ export function rewriteLock(dir: string, purpose: 'index --compact' | 'index --r
     purpose,
     advice: 'wait for it to end',
   });
-  // A serving process follows a compaction; a rebuild (retrained quantizers) still needs it stopped.
-  const open = users(dir).filter((o) => o.follows !== true || purpose === 'index --rebuild');
+  // A serving process may follow a compaction only where PARAMINE_ONLINE_COMPACTION=1 says so: in about 1
+  // of 55 test runs, an add acknowledged while a compaction ran shared its id with another (docs/updates.md);
+  // until that is found, a compaction, like a rebuild, needs the service stopped.
+  const online = process.env.PARAMINE_ONLINE_COMPACTION === '1' && purpose === 'index --compact';
+  const open = users(dir).filter((o) => o.follows !== true || !online);
   if (open.length > 0) {
     lock.release();
     const who = open.map((o) => `${o.pid} (since ${o.since})`).join(', ');

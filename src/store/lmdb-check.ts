@@ -49,7 +49,11 @@ export function checkLmdbFile(path: string): void {
       b.readBigUInt64LE(TXNID_AT) > a.readBigUInt64LE(TXNID_AT) ? b : a,
     );
     const needed = (Number(newest.readBigUInt64LE(LAST_PAGE_AT)) + 1) * pageSize;
-    if (size < needed) throw bad(path, `truncated: ${size} bytes, its meta page says ${needed}`);
+    // The size read again after the meta pages: another process writing the store (a service beside a
+    // compaction) may have committed between the first look and the meta pages' read, and LMDB writes a
+    // transaction's pages before the meta page that names them, so a later size covers any meta read.
+    const now = size < needed ? fstatSync(fd).size : size;
+    if (now < needed) throw bad(path, `truncated: ${now} bytes, its meta page says ${needed}`);
   } finally {
     closeSync(fd);
   }

@@ -4,7 +4,9 @@
  * it moves its files in, and run again. No request fails, no acknowledged write is lost, the service takes
  * up the new shards without a restart (the sealed segments and growing rows folded in go from its view), a
  * seal after it starts at the compaction's last id, and the service then answers as one opened afresh on
- * the compacted index does. A rebuild is still refused while it serves.
+ * the compacted index does. A rebuild is still refused while it serves, and so is a compaction unless
+ * PARAMINE_ONLINE_COMPACTION=1 (set here): in about 1 of 55 runs of this file an add acknowledged during a
+ * compaction got an id another add had (the lost-add report below says which; docs/updates.md).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -26,8 +28,12 @@ const index = await smallIndexWithWrites(dir);
 function rewrite(
   how: '--compact' | '--rebuild',
   killAt?: RegExp,
+  online = true,
 ): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['dist/cli.js', 'index', how, index], { stdio: 'pipe' });
+  const child = spawn(process.execPath, ['dist/cli.js', 'index', how, index], {
+    stdio: 'pipe',
+    env: { ...process.env, PARAMINE_ONLINE_COMPACTION: online ? '1' : '0' },
+  });
   let out = '';
   const take = (d: Buffer) => {
     out += d;
@@ -49,7 +55,21 @@ async function lostAdds(s: Service, added: ReadonlyArray<{ id: number; text: str
   const lost = [];
   for (const a of added) {
     const at = await found(s, a.text);
-    if (s.store.get(a.id)?.text !== a.text || !at.includes(a.id)) lost.push({ id: a.id, found: at });
+    if (s.store.get(a.id)?.text !== a.text || !at.includes(a.id)) {
+      const deep = await s.core.search(
+        [a.text],
+        searchOptionsSchema.parse({ k: 100, rerank: false, nprobe: 8, excludeDuplicates: false }),
+      );
+      const c = deep.results[0]?.candidates ?? [];
+      lost.push({
+        id: a.id,
+        found: at,
+        rankAt100: c.findIndex((x) => x.id === a.id),
+        own: c.find((x) => x.id === a.id)?.cosine,
+        tenth: c[9]?.cosine,
+        first: c[0]?.cosine,
+      });
+    }
   }
   return lost;
 }
@@ -187,10 +207,15 @@ t.test(
   },
 );
 
-t.test('a rebuild is refused while the service serves', async (t) => {
-  const r = await rewrite('--rebuild');
-  t.not(r.code, 0);
-  t.match(r.out, new RegExp(`LOCKED.*open in process ${process.pid}.*stop it first`));
+t.test('a rebuild is refused while the service serves, and so is a compaction by default', async (t) => {
+  for (const [how, online] of [
+    ['--rebuild', true],
+    ['--compact', false],
+  ] as const) {
+    const r = await rewrite(how, undefined, online);
+    t.not(r.code, 0, how);
+    t.match(r.out, new RegExp(`LOCKED.*open in process ${process.pid}.*stop it first`));
+  }
 });
 
 t.test('it answers as a service opened afresh on the compacted index', async (t) => {
