@@ -53,8 +53,8 @@ export interface GenerationWriter {
   check?(old: Manifest, dir: string): Promise<void>;
   /** Writes the new shards, then the manifest last, into `input.work`. */
   write(input: GenerationInput): Promise<{ factory: string; trainMs: number; fillMs: number }>;
-  /** Runs once the new generation is the index's (the operating points of a retrained index). */
-  after?(dir: string, log: (line: string) => void): Promise<OperatingPoint | undefined>;
+  /** Runs once the new generation (of `factory`) is the index's: the operating points of a retrained index. */
+  after?(dir: string, factory: string, log: (line: string) => void): Promise<OperatingPoint | undefined>;
 }
 
 /** A new generation of `dir` by `writer`, or the one a crash cut short finished instead. */
@@ -76,7 +76,7 @@ export async function writeGeneration(
     log('moving the new files in (the manifest last), then folding the store and the updates');
     await moveIn(dir, work);
     const steps = await finishSteps(dir, await readManifest(dir), followers);
-    const tuned = await writer.after?.(dir, log);
+    const tuned = await writer.after?.(dir, written.factory, log);
     return {
       ...steps,
       ...written,

@@ -30,7 +30,6 @@ import {
   type Manifest,
   type OperatingPoint,
   planForFactory,
-  readManifest,
   sampleIds,
   shardFileName,
   VECTORS_FILE,
@@ -87,8 +86,7 @@ const retrainWriter: GenerationWriter = {
     await writeRebuiltManifest(work, old, plan, ntotal, { ...times, deleted: deleted.size });
     return { factory: plan.factory, ...times };
   },
-  // The new generation's own factory: the plan's, as written into its manifest.
-  after: async (dir, log) => tune(dir, (await readManifest(dir)).factory, log),
+  after: tune,
 };
 
 /** `--compact`: the trained quantizers kept, deleted ids dropped and added sentences merged in. */

@@ -18,6 +18,8 @@ const QUIET_MS = 1000;
 
 /** A socket's own handle: libuv's stream, whose reads can stop while the connection stays open. */
 type Handle = { readStop?: () => number; readStart?: () => number };
+/** The socket's handle now (none once destroyed, or for an injected request's stand-in socket). */
+const handleOf = (socket: Socket) => (socket as unknown as { _handle?: Handle | null })._handle;
 
 export class RefusalPacer {
   readonly #recent = new WeakMap<Socket, { last: number; delay: number }>();
@@ -40,11 +42,11 @@ export class RefusalPacer {
    */
   #holdBack(socket: Socket): void {
     const delay = this.#nextDelay(socket);
-    const handle = (socket as unknown as { _handle?: Handle | null })._handle;
+    const handle = handleOf(socket);
     if (delay <= 0 || typeof handle?.readStop !== 'function') return;
     handle.readStop();
     setTimeout(() => {
-      if (!socket.destroyed) (socket as unknown as { _handle?: Handle | null })._handle?.readStart?.();
+      if (!socket.destroyed) handleOf(socket)?.readStart?.();
     }, delay).unref();
   }
 

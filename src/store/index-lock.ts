@@ -16,6 +16,7 @@
  */
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { env } from '../env.js';
 import { ParamineError } from '../errors.js';
 import { alive, DirLock, type Owner, readOwner } from './lock.js';
 
@@ -38,6 +39,15 @@ function users(dir: string): Owner[] {
 }
 
 /**
+ * Whether a serving process may follow a compaction run beside it (PARAMINE_ONLINE_COMPACTION=1): in about
+ * 1 of 55 test runs, an add acknowledged while a compaction ran shared its id with another (docs/updates.md);
+ * until that is found, a compaction, like a rebuild, needs the service stopped.
+ */
+export function onlineCompaction(): boolean {
+  return env('PARAMINE_ONLINE_COMPACTION') === '1';
+}
+
+/**
  * The structure lock for a command that rewrites the index (`index --compact`, `index --rebuild`), or LOCKED
  * naming the process that holds it or has the index open.
  */
@@ -47,10 +57,7 @@ export function rewriteLock(dir: string, purpose: 'index --compact' | 'index --r
     purpose,
     advice: 'wait for it to end',
   });
-  // A serving process may follow a compaction only where PARAMINE_ONLINE_COMPACTION=1 says so: in about 1
-  // of 55 test runs, an add acknowledged while a compaction ran shared its id with another (docs/updates.md);
-  // until that is found, a compaction, like a rebuild, needs the service stopped.
-  const online = process.env.PARAMINE_ONLINE_COMPACTION === '1' && purpose === 'index --compact';
+  const online = onlineCompaction() && purpose === 'index --compact';
   const open = users(dir).filter((o) => o.follows !== true || !online);
   if (open.length > 0) {
     lock.release();

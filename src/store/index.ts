@@ -21,7 +21,14 @@ export {
   USER_ID_KEY,
 } from './groups.js';
 export { type GroupView, withAdded } from './groups-added.js';
-export { IndexUse, rewriteLock, rewriting, STRUCTURE_LOCK, sealLock } from './index-lock.js';
+export {
+  IndexUse,
+  onlineCompaction,
+  rewriteLock,
+  rewriting,
+  STRUCTURE_LOCK,
+  sealLock,
+} from './index-lock.js';
 export { loadWrites } from './live-load.js';
 export { checkLmdbFile } from './lmdb-check.js';
 export { DirLock, LOCK_FILE } from './lock.js';
