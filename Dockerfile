@@ -4,7 +4,7 @@
 FROM node:20-bookworm AS build
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libfaiss-dev libopenblas-dev maven python3 g++ make \
+      libfaiss-dev libopenblas-dev maven python3 g++ make patch \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
@@ -12,6 +12,7 @@ RUN npm install --no-fund --no-audit --loglevel=error
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts ./scripts
+COPY patches ./patches
 COPY models ./models
 RUN npm_config_nodedir=/usr/local npm run build \
  && node dist/cli.js models fetch \

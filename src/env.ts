@@ -16,8 +16,6 @@ export const ENVIRONMENT = {
   PARAMINE_INT8_PRECISION:
     "int8 graphs' kernels: auto (default: exact u8u8 kernels on CPUs whose u8s8 ones saturate, e.g. AVX2 without VNNI), on (always), off (never)",
   PARAMINE_USAGE_FILE: 'benchmarks: where a measured child process writes its resource usage',
-  PARAMINE_ONLINE_COMPACTION:
-    '1: `paramine index --compact` may run beside a `paramine serve` on the index (off by default: a known fault, docs/updates.md)',
 } as const;
 
 export type EnvName = keyof typeof ENVIRONMENT;

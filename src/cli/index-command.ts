@@ -7,7 +7,7 @@ import { buildIndex } from '../indexer/build.js';
 import { type BuildOptionsInput, buildOptionsSchema } from '../indexer/options.js';
 import { type RebuildOptions, rebuildIndex } from '../indexer/rebuild.js';
 import { formatDuration } from '../progress.js';
-import { onlineCompaction } from '../store/index.js';
+import { followedRewrites } from '../store/index.js';
 
 export function register(program: Command): void {
   indexCommand(program);
@@ -54,10 +54,10 @@ export async function runRebuild(dir: string, options: RebuildOptions = {}): Pro
           ? `; search defaults nprobe ${r.tuned.nprobe}, kFactor ${r.tuned.kFactor}: recall@10 ${r.tuned.recall} (tuned)`
           : ''),
       ...(r.retrained ? [] : ['  search defaults kept: paramine tune re-measures them']),
-      // A serving process ran beside it only where online compaction is on; otherwise it was stopped.
-      r.retrained || !onlineCompaction()
-        ? '  start `paramine serve` on it again'
-        : '  a `paramine serve` on it takes up the new shards by itself within a second (no restart)',
+      // A serving process may run beside it only where lmdb-js has the fix; otherwise it was stopped.
+      followedRewrites()
+        ? '  a `paramine serve` on it takes up the new shards by itself within a second (no restart)'
+        : '  start `paramine serve` on it again',
       '',
     ].join('\n'),
   );

@@ -7,17 +7,18 @@
  *   or the start-up sweep of a cut-short seal's files, for theirs. A second structural command is refused
  *   LOCKED naming the holder; a seal that finds it held leaves its sentences growing and tries again later.
  * - IN-USE.<pid>.<tag>: one per process that has the index open (serve, add, delete, mine). A serving
- *   process marks itself `follows`: it keeps answering and taking writes while a compaction runs (its writes
- *   land after the compaction's last id; it seals nothing meanwhile) and takes up the new shards once the
- *   compaction has released this lock (service/generation.ts). A compaction is refused while a process that
- *   does not follow is alive, a rebuild while any is, naming it; opening is refused while one of them runs.
+ *   process marks itself `follows`: it keeps answering and taking writes while a compaction or rebuild runs
+ *   (its writes land after the rewrite's last id; it seals nothing meanwhile) and takes up the new shards
+ *   once the rewrite has released this lock (service/generation.ts). A rewrite is refused while a process
+ *   that does not follow is alive (and beside a follower where lmdb-js lacks the ITS#9496 fix), naming it;
+ *   opening is refused while one runs.
  * Each side writes its own mark before it looks for the other's, so of two that race one always sees the
  * other. Files of dead processes (pid, boot and start time, as DirLock judges them) do not count.
  */
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { env } from '../env.js';
 import { ParamineError } from '../errors.js';
+import { lmdbFixed } from './lmdb-build.js';
 import { alive, DirLock, type Owner, readOwner } from './lock.js';
 
 export const STRUCTURE_LOCK = 'STRUCTURE.lock';
@@ -39,12 +40,13 @@ function users(dir: string): Owner[] {
 }
 
 /**
- * Whether a serving process may follow a compaction run beside it (PARAMINE_ONLINE_COMPACTION=1): in about
- * 1 of 55 test runs, an add acknowledged while a compaction ran shared its id with another (docs/updates.md);
- * until that is found, a compaction, like a rebuild, needs the service stopped.
+ * Whether a serving process may follow a compaction or rebuild run beside it: only where lmdb-js has LMDB's
+ * ITS#9496 fix (store/lmdb-build.ts). Without it, the rewrite opening the index's stores while the service
+ * commits an add can lose that add's commit, and the next add takes its id (found in 1 of ~40 runs of
+ * test/reliability/compact-online.test.ts; docs/updates.md).
  */
-export function onlineCompaction(): boolean {
-  return env('PARAMINE_ONLINE_COMPACTION') === '1';
+export function followedRewrites(): boolean {
+  return lmdbFixed();
 }
 
 /**
@@ -57,14 +59,17 @@ export function rewriteLock(dir: string, purpose: 'index --compact' | 'index --r
     purpose,
     advice: 'wait for it to end',
   });
-  const online = onlineCompaction() && purpose === 'index --compact';
+  const online = followedRewrites();
   const open = users(dir).filter((o) => o.follows !== true || !online);
   if (open.length > 0) {
     lock.release();
     const who = open.map((o) => `${o.pid} (since ${o.since})`).join(', ');
+    const why = open.some((o) => o.follows === true)
+      ? '; beside `paramine serve` it needs lmdb-js built with the fix for LMDB ITS#9496 (bash scripts/build-lmdb)'
+      : '';
     throw new ParamineError(
       'LOCKED',
-      `index ${dir} is open in process ${who}; stop it first (\`${purpose}\` rewrites the files it serves)`,
+      `index ${dir} is open in process ${who}; stop it first (\`${purpose}\` rewrites the files it serves)${why}`,
       { field: dir },
     );
   }

@@ -22,14 +22,15 @@ export {
 } from './groups.js';
 export { type GroupView, withAdded } from './groups-added.js';
 export {
+  followedRewrites,
   IndexUse,
-  onlineCompaction,
   rewriteLock,
   rewriting,
   STRUCTURE_LOCK,
   sealLock,
 } from './index-lock.js';
 export { loadWrites } from './live-load.js';
+export { lmdbFixed } from './lmdb-build.js';
 export { checkLmdbFile } from './lmdb-check.js';
 export { DirLock, LOCK_FILE } from './lock.js';
 export { type IndexSentences, openIndexSentences } from './open.js';

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
+import { warnIfLmdbUnfixed } from './lmdb-build.js';
 import { checkLmdbFile } from './lmdb-check.js';
 import { inTxn, lmdbWrite } from './write-errors.js';
 
@@ -65,7 +66,10 @@ export class SentenceStore {
   }
 
   static open(dir: string, options: StoreOptions = {}): SentenceStore {
-    if (!options.readOnly) mkdirSync(dir, { recursive: true });
+    if (!options.readOnly) {
+      mkdirSync(dir, { recursive: true });
+      warnIfLmdbUnfixed();
+    }
     try {
       checkLmdbFile(join(dir, 'data.mdb'));
       const root = open({

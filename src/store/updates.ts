@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { type Database, open, type RootDatabase } from 'lmdb';
 import { ParamineError } from '../errors.js';
 import type { SegmentInfo } from '../index/index.js';
+import { warnIfLmdbUnfixed } from './lmdb-build.js';
 import { checkLmdbFile } from './lmdb-check.js';
 import { keyHash } from './store.js';
 import type { AddedSentence, AddStatus, Lookup, NewAdd, StoredAdd } from './update-records.js';
@@ -67,6 +68,7 @@ export class IndexUpdates {
    */
   static open(indexDir: string, base: number, tombstones = new Set<number>()): IndexUpdates {
     const dir = join(indexDir, UPDATES_DIR);
+    warnIfLmdbUnfixed();
     try {
       mkdirSync(dir, { recursive: true });
       checkLmdbFile(join(dir, 'data.mdb'));
@@ -249,14 +251,12 @@ export class IndexUpdates {
   }
 
   /**
-   * Adds sentences in one durable transaction; resolves to their ids once it is on disk. `replaced` ids are
-   * tombstoned in that same transaction (a replace is never half done).
-   */
-  /**
-   * Adds the rows in one durable transaction. Whether a row is new is decided inside it: a client id already
-   * recorded, or a dedup key of a live added sentence, resolves to that sentence (`retried`, `duplicate`)
-   * however many writers raced to it, in this process or another (LMDB serializes write transactions across
-   * processes, and the reads in one see every commit before it). Only `added` rows take a new id.
+   * Adds the rows in one durable transaction; resolves to their ids once it is on disk. `replaced` ids are
+   * tombstoned in that same transaction (a replace is never half done). Whether a row is new is decided
+   * inside it: a client id already recorded, or a dedup key of a live added sentence, resolves to that
+   * sentence (`retried`, `duplicate`) however many writers raced to it, in this process or another (LMDB
+   * serializes write transactions across processes, and the reads in one see every commit before it, given
+   * lmdb-js built with the ITS#9496 fix: store/lmdb-build.ts). Only `added` rows take a new id.
    */
   add(
     rows: readonly NewAdd[],
