@@ -1,16 +1,18 @@
 /**
- * Whether this process runs lmdb-js built with LMDB's fix for ITS#9496 (scripts/build-lmdb, run by the
- * set-up and the image's build). The prebuilt binary lmdb-js ships lets a process that opens an
- * environment set the writers' transaction id back to the meta page it read: a commit another process
- * made in that moment is lost, and the next write starts from before it (an add's id given twice; found
- * under `index --compact` beside `paramine serve`, docs/updates.md). lmdb-js loads build/Release first.
+ * Whether this process runs lmdb-js built with paramine's two fixes to its LMDB (scripts/build-lmdb, run
+ * by the set-up and the image's build). The prebuilt binary lmdb-js ships lets a process that opens an
+ * environment set the writers' transaction id back to the meta page it read (LMDB ITS#9496): a commit
+ * another process made in that moment is lost, and the next write starts from before it (an add's id
+ * given twice; found under `index --compact` beside `paramine serve`, docs/updates.md). And the last
+ * process to close an environment destroys its mutexes under one opening it at that moment (EINVAL on its
+ * every transaction). lmdb-js loads build/Release first.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-/** The line scripts/build-lmdb's patch puts into LMDB's source. */
-const FIX_MARK = 'ITS#9496';
+/** A line scripts/build-lmdb's patch puts into LMDB's source (its last fix). */
+const FIX_MARK = 'paramine fix 2 of 2';
 
 /** lmdb-js's package directory. */
 function lmdbRoot(): string {
