@@ -21,8 +21,16 @@ function lmdbRoot(): string {
   return dir;
 }
 
+/** Whether the binary loaded is the one built from the patched source; looked at once (it cannot change). */
+let fixed: boolean | undefined;
+
 /** True when the loaded binary is the one built from the patched source. */
 export function lmdbFixed(): boolean {
+  fixed ??= builtWithFix();
+  return fixed;
+}
+
+function builtWithFix(): boolean {
   // node-gyp-build's switch: with it set, the prebuilt binary loads whatever was built.
   if (process.env.PREBUILDS_ONLY) return false;
   const root = lmdbRoot();
@@ -38,9 +46,8 @@ let warned = false;
 
 /** Warns once per process that writes to an index when its lmdb-js lacks the fix. */
 export function warnIfLmdbUnfixed(): void {
-  if (warned) return;
+  if (warned || lmdbFixed()) return;
   warned = true;
-  if (lmdbFixed()) return;
   process.emitWarning(
     'lmdb-js runs its prebuilt binary, which can lose a write when another process opens the same index ' +
       'meanwhile (LMDB ITS#9496): run `bash scripts/build-lmdb` (the set-up does) to build it with the fix',

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { lmdbFixed } from '../../src/store/index.js';
 
 /** How long each other process opens and closes the updates, while the writer goes on. */
@@ -45,6 +45,18 @@ function run(script: string, args: string[]) {
   return { done, line, stop: () => child.stdin.end() };
 }
 
+/**
+ * Two processes open and close the updates for `ms`, read-only and to write: each ends well, having
+ * opened often.
+ */
+async function openAndClose(t: Test, ms: number): Promise<void> {
+  const openers = ['read-only', 'read-write'].map((how) => run('opener.ts', [dir, String(ms), how]));
+  for (const o of await Promise.all(openers.map((o) => o.done))) {
+    t.equal(o.code, 0, o.err);
+    t.ok((JSON.parse(o.last) as { opens: number }).opens > 100, `opened and closed: ${o.last}`);
+  }
+}
+
 t.ok(lmdbFixed(), 'lmdb-js runs the binary scripts/build-lmdb built from the patched source');
 
 t.test('adds keep one id each while other processes open the same updates', async (t) => {
@@ -52,11 +64,7 @@ t.test('adds keep one id each while other processes open the same updates', asyn
   // The writer holds the environment open throughout, as a serving process does (it exists before the
   // others open it: two processes creating one at the same moment are not covered).
   await writer.line('ready');
-  const openers = ['read-only', 'read-write'].map((how) => run('opener.ts', [dir, String(OPEN_MS), how]));
-  for (const o of await Promise.all(openers.map((o) => o.done))) {
-    t.equal(o.code, 0, o.err);
-    t.ok((JSON.parse(o.last) as { opens: number }).opens > 100, `opened and closed meanwhile: ${o.last}`);
-  }
+  await openAndClose(t, OPEN_MS);
   writer.stop();
   const w = await writer.done;
   t.equal(w.code, 0, w.err);
@@ -66,10 +74,6 @@ t.test('adds keep one id each while other processes open the same updates', asyn
   t.equal(r.gone, 0, 'every acknowledged text is stored under its id');
 });
 
-t.test('processes opening and closing updates nobody else holds open all keep working', async (t) => {
-  const openers = ['read-only', 'read-write'].map((how) => run('opener.ts', [dir, String(OPEN_MS / 2), how]));
-  for (const o of await Promise.all(openers.map((o) => o.done))) {
-    t.equal(o.code, 0, o.err);
-    t.ok((JSON.parse(o.last) as { opens: number }).opens > 100, `opened and closed: ${o.last}`);
-  }
-});
+t.test('processes opening and closing updates nobody else holds open all keep working', (t) =>
+  openAndClose(t, OPEN_MS / 2),
+);
