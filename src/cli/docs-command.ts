@@ -6,12 +6,14 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { addFlags, cli, flagValues } from '../config.js';
 import { writeFileAtomic } from '../durable.js';
+import { ParamineError } from '../errors.js';
 import { alignOptionsSchema } from '../jobs/align.js';
 import { bandText } from '../jobs/align-band.js';
 import { clearCheckpoint } from '../jobs/align-checkpoint.js';
 import { alignIndexDir } from '../jobs/align-index.js';
 import { NEAREST_UNITS } from '../jobs/align-search.js';
 import { stagedProgress } from '../progress.js';
+import { DEFAULT_SHARE_SIZE } from '../queue/options.js';
 import { parseInput } from '../validate.js';
 
 const where = z.object({
@@ -24,6 +26,15 @@ const where = z.object({
     flag: '--work <dir>',
     description:
       'where the run keeps its work (the document index, each searched batch) so that the same command, run again after a crash, goes on where it stopped (default: OUT.partial; removed once OUT is written)',
+  }),
+  queue: z.string().min(1).optional().register(cli, {
+    flag: '--queue <url>',
+    description:
+      "search the documents on this queue's workers (`paramine worker`): redis://HOST:PORT/DB; needs --work, shared by every worker (docs/distributed.md)",
+  }),
+  shareSize: z.number().int().min(1).default(DEFAULT_SHARE_SIZE).register(cli, {
+    flag: '--share-size <n>',
+    description: 'with --queue: documents a worker searches per job (whole batches of 16,384)',
   }),
   report: z.string().min(1).optional().register(cli, {
     flag: '--report <file>',
@@ -43,18 +54,33 @@ export function register(program: Command): void {
     ),
     alignOptionsSchema,
   ).action(async () => {
-    const {
-      index,
-      out,
-      report,
-      work = `${out}.partial`,
-    } = parseInput(where, flagValues(align, where), 'options');
+    const given = parseInput(where, flagValues(align, where), 'options');
+    const { index, out, report, queue, shareSize } = given;
+    if (queue !== undefined && given.work === undefined) {
+      throw new ParamineError('BAD_INPUT', '--queue needs --work: a directory every worker mounts', {
+        field: 'work',
+      });
+    }
+    const work = given.work ?? `${out}.partial`;
     const options = flagValues(align, alignOptionsSchema);
     const started = performance.now();
     const progress = stagedProgress('docs align', NEAREST_UNITS);
+    // BullMQ is loaded only when the search goes through the queue.
+    const distribute =
+      queue === undefined
+        ? undefined
+        : (await import('../queue/align.js')).distributeAlignment({
+            queue,
+            work,
+            index,
+            options,
+            shareSize,
+            quiet: !process.stderr.isTTY,
+          });
     const { pairs, band, copies, resumed } = await alignIndexDir(index, options, {
       onProgress: (stage, done, total, readBack) => progress.update(stage, done, total, readBack),
       work,
+      distribute,
     });
     progress.stop();
     if (resumed?.index) {

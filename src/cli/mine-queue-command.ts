@@ -37,7 +37,7 @@ export function withQueue<F>(
       }
       const started = Date.now();
       const { mineDistributed } = await import('../queue/mine.js');
-      const { spec } = specOf(o as F);
+      const { spec, dataDir } = specOf(o as F);
       const s = await mineDistributed(
         {
           index: String(o.index),
@@ -48,6 +48,7 @@ export function withQueue<F>(
           reranker: spec.rerank !== undefined ? (o.reranker as string | undefined) : false,
           rangeSize: Number(o.rangeSize),
           quiet: o.quiet === true,
+          dataDir,
         },
         (line) => process.stderr.write(`${line}\n`),
       );
@@ -106,6 +107,8 @@ export const serveWithQueue = {
       index,
       reranker: raw.reranker === false ? (false as const) : (raw.reranker as string | undefined),
       rangeSize: Number(raw.rangeSize ?? DEFAULT_RANGE_SIZE),
+      // A job's `docPairs.path`: the workers read it from the same shared path.
+      dataDir: typeof raw.dataDir === 'string' ? raw.dataDir : undefined,
     };
     // BullMQ is loaded with the first job, not with the service.
     return async (...args) => (await import('../queue/mine.js')).queueJobRunner(options)(...args);

@@ -7,11 +7,12 @@
  * fingerprint starts the directory afresh. At 10^6 documents the search is ~75% of the time
  * (docs/benchmarks/documents.md), 62 batches of 16,384 documents.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../durable.js';
+import { ParamineError } from '../errors.js';
 import { writeIndexFile } from '../index/index.js';
 import { type FaissIndex, readIndex } from '../native/index.js';
 
@@ -39,6 +40,8 @@ export class AlignCheckpoint {
     readonly dir: string,
     private readonly fingerprint: string,
     private factory: string | undefined,
+    /** A worker's share of a distributed alignment: it searches batches, never replaces the index. */
+    private readonly joined = false,
   ) {}
 
   /** The checkpoint in `dir` for this input (`fingerprint`): what an earlier run of it left, else a fresh one. */
@@ -53,6 +56,22 @@ export class AlignCheckpoint {
     return fresh;
   }
 
+  /**
+   * The checkpoint a coordinator made for this input, as a worker of a distributed alignment joins it: its
+   * index must be there, and nothing of it is cleared (another fingerprint is another input: refused).
+   */
+  static join(dir: string, fingerprint: string): AlignCheckpoint {
+    const state = readState(dir);
+    if (state?.fingerprint !== fingerprint || state.factory === undefined || !existsSync(join(dir, INDEX))) {
+      throw new ParamineError(
+        'CONFLICT',
+        `${dir} holds no document index for these documents: the index changed since \`docs align --queue\` started, or the work directory is not the one it shares (run that command again)`,
+        { field: 'work' },
+      );
+    }
+    return new AlignCheckpoint(dir, fingerprint, state.factory, true);
+  }
+
   /** The saved index when it was built with `factory` (the index the plan chooses now), read into memory. */
   async index(factory: string): Promise<FaissIndex | undefined> {
     if (this.factory !== factory || !existsSync(join(this.dir, INDEX))) return undefined;
@@ -63,6 +82,12 @@ export class AlignCheckpoint {
 
   /** A new index: lists searched in another (one not read back) are dropped before it is kept. */
   async saveIndex(index: FaissIndex, factory: string): Promise<void> {
+    if (this.joined) {
+      throw new ParamineError(
+        'CONFLICT',
+        `this worker would build a document index (${factory}) other than the one in ${this.dir} (${this.factory}): give it the coordinator's options`,
+      );
+    }
     await removeOurs(this.dir, /^search-\d+\.bin/);
     await writeIndexFile(index, join(this.dir, INDEX));
     this.factory = factory;
@@ -87,6 +112,15 @@ export class AlignCheckpoint {
       ids: new Int32Array(copy.buffer, 0, cells),
       scores: new Float32Array(copy.buffer, cells * 4, cells),
     };
+  }
+
+  /** Whether batch `from` is done (its file there, whole), without reading it. */
+  has(from: number, count: number, width: number): boolean {
+    try {
+      return statSync(this.#batchPath(from)).size === count * width * 8;
+    } catch {
+      return false;
+    }
   }
 
   async saveBatch(from: number, ids: Int32Array, scores: Float32Array): Promise<void> {

@@ -7,15 +7,34 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readManifest, VectorFile } from '../index/index.js';
 import { IndexUpdates, openIndexSentences, UPDATES_DIR, withAdded } from '../store/index.js';
-import { type Alignment, type AlignOptionsInput, type AlignParts, alignDocuments } from './align.js';
+import {
+  type Alignment,
+  type AlignOptionsInput,
+  type AlignParts,
+  type AlignShare,
+  alignDocuments,
+  documentsShare,
+} from './align.js';
 import type { AlignHooks } from './align-pairs.js';
 
 /** alignDocuments over the index in `dir` with its writes, everything opened for the call and closed after. */
-export async function alignIndexDir(
+export function alignIndexDir(
   dir: string,
   input: AlignOptionsInput,
   hooks: AlignHooks = {},
 ): Promise<Alignment> {
+  return withIndexParts(dir, (parts) => alignDocuments(parts, input, hooks));
+}
+
+/**
+ * A worker's share of a distributed alignment of the index in `dir` (queue/align.ts): the documents are
+ * read and made ready, then the index is closed; the share holds what its searches need.
+ */
+export function indexDirShare(dir: string, input: AlignOptionsInput, work: string): Promise<AlignShare> {
+  return withIndexParts(dir, (parts) => documentsShare(parts, input, work));
+}
+
+async function withIndexParts<T>(dir: string, use: (parts: AlignParts) => Promise<T>): Promise<T> {
   const { store, groups, close } = openIndexSentences(dir, await readManifest(dir));
   const vectors = await VectorFile.open(dir);
   const updates = existsSync(join(dir, UPDATES_DIR, 'data.mdb'))
@@ -32,7 +51,7 @@ export async function alignIndexDir(
       parts.groups = groups && withAdded(groups, added);
       parts.added = { base: store.count, vectors: (ids) => updates.vectorsOf(ids) };
     }
-    return await alignDocuments(parts, input, hooks);
+    return await use(parts);
   } finally {
     await updates?.close();
     await vectors?.close();

@@ -5,6 +5,8 @@
  * are re-scored by their exact TF-IDF cosine (align-grams.ts); a pair found from one side joins the other
  * side's list (addReverse). The band is read from each document's nearest (align-band.ts), near copies
  * collapse (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
+ * Distributed (queue/align.ts): between the index and the rest, workers search shares of the documents into
+ * the work directory (alignShare), and this process reads them back as it reads a run cut short.
  */
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -17,6 +19,7 @@ import { type CopyGroup, copyGroups, copyRepresentatives } from './align-copies.
 import { DocGrams } from './align-grams.js';
 import type { AlignOptions } from './align-options.js';
 import { RARE_DEPTH, RareGrams } from './align-rare.js';
+import { checkKeys, compatible } from './align-scope.js';
 import {
   addReverse,
   DocIndex,
@@ -26,6 +29,7 @@ import {
   type NearestStage,
   type NeighbourOptions,
   type Neighbours,
+  SEARCH_BATCH,
 } from './align-search.js';
 
 /** Documents to align: row r's id, text (tfidf) and metadata (the scope keys). */
@@ -67,6 +71,21 @@ export interface AlignHooks extends Omit<NearestOptions, 'checkpoint' | 'onProgr
    * are kept there and read back by the next run on the same documents with the same options.
    */
   work?: string | undefined;
+  /**
+   * A distributed alignment (queue/align.ts): called once the document index is kept in `work`, to have
+   * workers search its batches there (alignShare); returns when they are done or given up.
+   */
+  distribute?: ((plan: SharePlan) => Promise<void>) | undefined;
+}
+
+/** What a coordinator hands its workers: the input's fingerprint, and the batches to search. */
+export interface SharePlan {
+  fingerprint: string;
+  /** Documents; shares are whole batches of `batch` documents (the last may be short). */
+  count: number;
+  batch: number;
+  /** Whether the batch starting at document `from` is searched and kept. */
+  done(from: number): boolean;
 }
 
 export interface Alignment {
@@ -92,27 +111,19 @@ export async function alignDocumentSet(
     throw new ParamineError('BAD_INPUT', 'the band is empty: give min below max', { field: 'min' });
   if (set.count < 2) return { pairs: [], band: alignBand([], o, o.autoBand), copies: [] };
   checkKeys(set, o);
-  if (o.method === 'mean' && set.means === undefined) {
-    throw new ParamineError(
-      'BAD_INPUT',
-      'method mean needs the kept embeddings (vectors.f16; build with --vectors f16)',
-      { field: 'method' },
-    );
-  }
-  const { vectors, rescore, more, digest } = await documentVectors(set, o, hooks.onProgress);
-  // Room for the band and the scope to drop candidates before `partners` are found.
-  const k = o.partners * 8;
-  const search = { rescore, more, depth: Math.max(k, DEPTH) };
-  const checkpoint =
-    hooks.work === undefined
-      ? undefined
-      : await AlignCheckpoint.open(
-          hooks.work,
-          fingerprint(digest, set.count, o, search.depth, hooks.maxRamBytes),
-        );
-  const index = await DocIndex.open(vectors, set.count, { ...hooks, checkpoint });
+  const { index, search, k, checkpoint, fingerprint: print } = await prepare(set, o, hooks, hooks.work);
   try {
+    if (hooks.distribute !== undefined && checkpoint !== undefined) {
+      const width = Math.min(k, set.count - 1);
+      await hooks.distribute({
+        fingerprint: print,
+        count: set.count,
+        batch: SEARCH_BATCH,
+        done: (from) => checkpoint.has(from, Math.min(SEARCH_BATCH, set.count - from), width),
+      });
+    }
     const all = Int32Array.from({ length: set.count }, (_, r) => r);
+    // Batches the workers searched are read back; any they gave up on is searched here.
     const first = await index.neighbours(all, k, { ...search, checkpoint });
     addReverse(first);
     const fits = (i: number, j: number) => compatible(set.meta(i), set.meta(j), o);
@@ -142,6 +153,79 @@ export async function alignDocumentSet(
   } finally {
     await index.close();
   }
+}
+
+/** A worker's part of a distributed alignment: the coordinator's index, read from the shared work directory. */
+export interface AlignShare {
+  /** Rows [from, to) searched and kept in the work directory (from: a multiple of `SEARCH_BATCH`). */
+  search(from: number, to: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The documents made ready to search a share of them, as the coordinator whose checkpoint `work` holds
+ * made them: the same documents and options give the same fingerprint, anything else is refused.
+ */
+export async function alignShare(
+  set: DocumentSet,
+  o: AlignOptions,
+  work: string,
+  hooks: Pick<AlignHooks, 'maxRamBytes'> = {},
+): Promise<AlignShare> {
+  const { index, search, k, checkpoint } = await prepare(set, o, hooks, work, true);
+  return {
+    search: async (from, to) => {
+      // The coordinator reads batch files by their first document: a share must start one.
+      if (from % SEARCH_BATCH !== 0 || to <= from) {
+        throw new ParamineError('BAD_INPUT', `a share is whole batches of ${SEARCH_BATCH} documents`, {
+          field: 'from',
+        });
+      }
+      const all = Int32Array.from({ length: set.count }, (_, r) => r);
+      await index.neighbours(all, k, { ...search, checkpoint, share: { from, to } });
+    },
+    close: () => index.close(),
+  };
+}
+
+/** The documents' vectors and exact scores, the checkpoint (made, or joined by a worker) and the index. */
+async function prepare(
+  set: DocumentSet,
+  o: AlignOptions,
+  hooks: Pick<AlignHooks, 'maxRamBytes' | 'onProgress'>,
+  work: string | undefined,
+  join = false,
+): Promise<{
+  index: DocIndex;
+  search: NeighbourOptions;
+  k: number;
+  checkpoint: AlignCheckpoint | undefined;
+  fingerprint: string;
+}> {
+  if (o.method === 'mean' && set.means === undefined) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      'method mean needs the kept embeddings (vectors.f16; build with --vectors f16)',
+      { field: 'method' },
+    );
+  }
+  const { vectors, rescore, more, digest } = await documentVectors(set, o, hooks.onProgress);
+  // Room for the band and the scope to drop candidates before `partners` are found.
+  const k = o.partners * 8;
+  const search = { rescore, more, depth: Math.max(k, DEPTH) };
+  const print = fingerprint(digest, set.count, o, search.depth, hooks.maxRamBytes);
+  const checkpoint =
+    work === undefined
+      ? undefined
+      : join
+        ? AlignCheckpoint.join(work, print)
+        : await AlignCheckpoint.open(work, print);
+  const index = await DocIndex.open(vectors, set.count, {
+    maxRamBytes: hooks.maxRamBytes,
+    onProgress: hooks.onProgress,
+    checkpoint,
+  });
+  return { index, search, k, checkpoint, fingerprint: print };
 }
 
 /**
@@ -292,58 +376,4 @@ async function documentVectors(
     vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) },
     digest: sha256(new Uint8Array(m.buffer, m.byteOffset, m.byteLength)),
   };
-}
-
-const DAY_MS = 86_400_000;
-
-/**
- * The keys the options name, checked against the documents' metadata: a typo (`--differ outlets`) would
- * otherwise filter nothing, or everything, without a word; a window needs dates and both of its halves.
- */
-function checkKeys(set: DocumentSet, o: AlignOptions): void {
-  if ((o.windowKey === undefined) !== (o.days === undefined)) {
-    throw new ParamineError('BAD_INPUT', 'a window needs both --window-key and --days', {
-      field: o.days === undefined ? 'days' : 'windowKey',
-    });
-  }
-  const known = new Set<string>();
-  for (let r = 0; r < set.count; r++) for (const key of Object.keys(set.meta(r))) known.add(key);
-  const named: Array<[string, string]> = [
-    ...o.same.map((k): [string, string] => [k, 'same']),
-    ...o.differ.map((k): [string, string] => [k, 'differ']),
-    ...(o.windowKey === undefined ? [] : [[o.windowKey, 'windowKey'] as [string, string]]),
-  ];
-  for (const [key, field] of named) {
-    if (!known.has(key)) {
-      const list = [...known].sort().join(', ') || 'none';
-      throw new ParamineError('BAD_INPUT', `no document has the key "${key}" (the keys: ${list})`, { field });
-    }
-  }
-  const key = o.windowKey;
-  if (key !== undefined && !hasDate(set, key)) {
-    throw new ParamineError('BAD_INPUT', `no document has a date under "${key}" (e.g. 2024-05-01)`, {
-      field: 'windowKey',
-    });
-  }
-}
-
-/** Whether two documents may pair: same values of `same`, different ones of `differ`, dates within the window. */
-function compatible(
-  a: Readonly<Record<string, unknown>>,
-  b: Readonly<Record<string, unknown>>,
-  o: AlignOptions,
-): boolean {
-  for (const k of o.same) if (a[k] === undefined || a[k] !== b[k]) return false;
-  for (const k of o.differ) if (a[k] !== undefined && a[k] === b[k]) return false;
-  if (o.windowKey !== undefined && o.days !== undefined) {
-    const ta = Date.parse(String(a[o.windowKey]));
-    const tb = Date.parse(String(b[o.windowKey]));
-    if (!Number.isFinite(ta) || !Number.isFinite(tb) || Math.abs(ta - tb) > o.days * DAY_MS) return false;
-  }
-  return true;
-}
-
-function hasDate(set: DocumentSet, key: string): boolean {
-  for (let r = 0; r < set.count; r++) if (Number.isFinite(Date.parse(String(set.meta(r)[key])))) return true;
-  return false;
 }

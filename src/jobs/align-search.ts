@@ -56,7 +56,11 @@ export interface SearchCheckpoint {
   saveBatch(from: number, ids: Int32Array, scores: Float32Array): Promise<void>;
 }
 
-const BATCH = 16_384;
+/** Documents a search batch holds: a checkpoint keeps one file a batch, a worker's share is whole batches. */
+export const SEARCH_BATCH = 16_384;
+const BATCH = SEARCH_BATCH;
+/** Rows of a batch re-scored between two turns of the event loop. */
+const SLICE = 1024;
 
 /** The documents' index: chosen for their number, trained on a seeded sample of them, filled batch by batch. */
 export class DocIndex {
@@ -134,7 +138,7 @@ export class DocIndex {
       ids: new Int32Array(n * kk).fill(-1),
       scores: new Float32Array(n * kk),
     };
-    const { nprobe, efSearch } = this.plan.search;
+    const { nprobe, efSearch } = documentProbes(this.plan.search);
     // With an exact re-scoring after it, the SQ8 refine only carries candidates to it: 2 a result, not the
     // sentence default 8 (at 10^6 documents its scalar 8-bit decode was 64% of the search's CPU).
     const kFactor =
@@ -148,7 +152,8 @@ export class DocIndex {
     const checkpoint = o.checkpoint;
     const todo: number[] = [];
     let done = 0;
-    for (let from = 0; kk > 0 && from < n; from += BATCH) {
+    const [first, last] = o.share === undefined ? [0, n] : [o.share.from, Math.min(n, o.share.to)];
+    for (let from = first; kk > 0 && from < last; from += BATCH) {
       const count = Math.min(BATCH, n - from);
       const saved = checkpoint?.batch(from, count, kk);
       if (saved === undefined) todo.push(from);
@@ -172,9 +177,21 @@ export class DocIndex {
         ids: new Int32Array(rows.length * width).fill(-1),
         scores: new Float32Array(rows.length * width),
       };
-      keepOthers(found, depth, batch);
-      if (o.more !== undefined) addMore(batch, depth, o.more, o.exclude);
-      if (o.rescore !== undefined) rescoreRows(batch, o.rescore);
+      // In slices, letting the event loop go between them: a service's searches (a job aligns beside them) and a
+      // worker's lock renewals (queue/align.ts) wait for nothing longer than one slice.
+      for (let at = 0; at < rows.length; at += SLICE) {
+        const end = Math.min(rows.length, at + SLICE);
+        const part = rowsOf(batch, at, end);
+        const w = depth + 1;
+        keepOthers(
+          { ids: found.ids.subarray(at * w, end * w), distances: found.distances.subarray(at * w, end * w) },
+          depth,
+          part,
+        );
+        if (o.more !== undefined) addMore(part, depth, o.more, o.exclude);
+        if (o.rescore !== undefined) rescoreRows(part, o.rescore);
+        await yieldToLoop();
+      }
       for (let r = 0; r < rows.length; r++) {
         out.ids.set(batch.ids.subarray(r * width, r * width + kk), (from + r) * kk);
         out.scores.set(batch.scores.subarray(r * width, r * width + kk), (from + r) * kk);
@@ -193,6 +210,18 @@ export class DocIndex {
   }
 }
 
+/**
+ * The lists probed for documents: with an HNSW coarse quantizer (10^6 documents on), twice the sentence
+ * plan's nprobe within the same graph walk (efSearch). Documents hold no clusters for the lists to follow
+ * (align-rare.ts); at 10^6 lab documents this found 0.913 of the planted partners against 0.892, and 0.928
+ * of the exact in-band nearest against 0.892, for ~15% more search time (docs/benchmarks/documents.md).
+ */
+function documentProbes(search: IndexPlan['search']): { nprobe: number; efSearch?: number } {
+  if (search.efSearch === undefined) return { nprobe: search.nprobe };
+  const nprobe = 2 * search.nprobe;
+  return { nprobe, efSearch: Math.max(search.efSearch, nprobe) };
+}
+
 export interface NeighbourOptions {
   /** Documents never returned: bit i set skips document i. */
   exclude?: Uint8Array | undefined;
@@ -204,12 +233,28 @@ export interface NeighbourOptions {
   more?: MoreCandidates | undefined;
   /** Batches done by a run cut short, and where this run's are kept (the first search of all documents). */
   checkpoint?: SearchCheckpoint | undefined;
+  /**
+   * Only the rows [from, to) (`from` a multiple of SEARCH_BATCH): a worker's share of a distributed
+   * alignment, kept in the checkpoint; the other rows are left empty.
+   */
+  share?: { from: number; to: number } | undefined;
 }
 
 export interface MoreCandidates {
   readonly depth: number;
   /** Up to out.length candidates of document i into out; returns how many. */
   candidates(i: number, out: Int32Array): number;
+}
+
+/** Rows [from, to) of `found`: views, not copies. */
+function rowsOf(found: Neighbours, from: number, to: number): Neighbours {
+  const { docs, k, ids, scores } = found;
+  return {
+    docs: docs.subarray(from, to),
+    k,
+    ids: ids.subarray(from * k, to * k),
+    scores: scores.subarray(from * k, to * k),
+  };
 }
 
 /** Each row's `more` candidates after its `filled` searched ones: none twice, none excluded, not itself. */

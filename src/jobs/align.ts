@@ -17,11 +17,18 @@ import { z } from 'zod';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
 import type { GroupValue, GroupView, SentenceRecord, SentenceStore } from '../store/index.js';
-import { type AlignOptionsInput, alignOptionsSchema } from './align-options.js';
-import { type AlignHooks, type Alignment, alignDocumentSet, type DocumentSet } from './align-pairs.js';
+import { type AlignOptions, type AlignOptionsInput, alignOptionsSchema } from './align-options.js';
+import {
+  type AlignHooks,
+  type Alignment,
+  type AlignShare,
+  alignDocumentSet,
+  alignShare,
+  type DocumentSet,
+} from './align-pairs.js';
 
 export { type AlignOptions, type AlignOptionsInput, alignOptionsSchema } from './align-options.js';
-export type { Alignment, DocPair } from './align-pairs.js';
+export type { Alignment, AlignShare, DocPair, SharePlan } from './align-pairs.js';
 
 export interface AlignParts {
   /** The store with its updates' overlay (deleted sentences read as gone), and the groups with added members. */
@@ -108,8 +115,22 @@ export async function alignDocuments(
   hooks: AlignHooks = {},
 ): Promise<Alignment> {
   const o = alignOptionsSchema.parse(input);
+  return alignDocumentSet(documentSet(parts, o), o, hooks);
+}
+
+/** A worker's share of a distributed alignment of the index's documents (queue/align.ts). */
+export async function documentsShare(
+  parts: AlignParts,
+  input: AlignOptionsInput,
+  work: string,
+): Promise<AlignShare> {
+  const o = alignOptionsSchema.parse(input);
+  return alignShare(documentSet(parts, o), o, work);
+}
+
+function documentSet(parts: AlignParts, o: AlignOptions): DocumentSet {
   const docs = documentsOf(parts, o.docKey);
-  const set: DocumentSet = {
+  return {
     count: docs.length,
     id: (r) => String((docs[r] as Doc).id),
     text: (r) =>
@@ -117,7 +138,6 @@ export async function alignDocuments(
     meta: (r) => (docs[r] as Doc).meta,
     means: parts.vectors === undefined ? undefined : () => meanVectors(docs, parts),
   };
-  return alignDocumentSet(set, o, hooks);
 }
 
 /** Each document's partners from a pairs file (`docs align` output: JSON lines with `a` and `b`), both ways. */

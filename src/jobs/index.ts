@@ -1,5 +1,6 @@
 export { pairKey, UnionFind } from './cluster.js';
 export type { JobContext } from './job-context.js';
+export { alignJobDocuments } from './job-scope.js';
 export { JobManager, type JobRunner, type JobStatus, type ManagerOptions } from './manager.js';
 export { NeighbourhoodMeans, ratioMargin } from './margin.js';
 export { type AddedSentences, MAX_FILE_SENTENCES, resolveDataPath } from './queries.js';

@@ -3,7 +3,8 @@
  * document-pairs scope without a pairs file aligns the documents first, the job's first stage: at 10^6
  * documents that is minutes, so its progress goes into the job's record (`stage`) as it runs.
  */
-import { alignDocuments, partnersOf, readDocPairs } from './align.js';
+import { type Alignment, alignDocuments, partnersOf, readDocPairs } from './align.js';
+import type { AlignHooks } from './align-pairs.js';
 import { groupsOf, type JobContext, sourceParts } from './job-context.js';
 import { resolveDataPath } from './queries.js';
 import { DEFAULT_EXACT_MAX, hasScope, ScopedSearch, type SelectiveIndex } from './scoped.js';
@@ -33,17 +34,30 @@ export function stageWriter(jobs: JobStore, job: JobRecord): { report: StageRepo
 /** Each document's partners: from the pairs file, or aligned now (the job's first stage). */
 async function docPartners(
   ctx: JobContext,
-  d: NonNullable<JobSpec['docPairs']>,
-  ntotal: number,
+  spec: JobSpec & { docPairs: NonNullable<JobSpec['docPairs']> },
   report?: StageReport,
   work?: string,
 ): Promise<Map<string, string[]>> {
+  const d = spec.docPairs;
   if (d.path !== undefined) return readDocPairs(resolveDataPath(d.path, ctx.dataDir, 'docPairs.path'));
-  const parts = { store: ctx.store, groups: groupsOf(ctx, ntotal), vectors: ctx.vectors, added: ctx.added };
   const onProgress =
     report && ((stage: string, done: number, total: number) => report(`align: ${stage}`, done, total));
-  const aligned = await alignDocuments(parts, { ...d.align, docKey: d.docKey }, { onProgress, work });
-  return partnersOf(aligned.pairs);
+  return partnersOf((await alignJobDocuments(ctx, spec, { onProgress, work })).pairs);
+}
+
+/**
+ * The document pairs a job's document-pairs scope aligns, over the job's view of the index (its writes
+ * included); `hooks.distribute` puts the search on a queue's workers (queue/mine.ts).
+ */
+export function alignJobDocuments(
+  ctx: JobContext,
+  spec: JobSpec & { docPairs: NonNullable<JobSpec['docPairs']> },
+  hooks: AlignHooks,
+): Promise<Alignment> {
+  const d = spec.docPairs;
+  const groups = groupsOf(ctx, sourceParts(ctx, spec).ntotal);
+  const parts = { store: ctx.store, groups, vectors: ctx.vectors, added: ctx.added };
+  return alignDocuments(parts, { ...d.align, docKey: d.docKey }, hooks);
 }
 
 /**
@@ -59,7 +73,7 @@ export async function scopedSearch(
   const ntotal = sourceParts(ctx, spec).ntotal;
   const docPairs = spec.docPairs && {
     key: spec.docPairs.docKey,
-    partners: await docPartners(ctx, spec.docPairs, ntotal, report, work),
+    partners: await docPartners(ctx, { ...spec, docPairs: spec.docPairs }, report, work),
   };
   const scope = { ...effectiveScope(spec), exactMax: spec.exactMax ?? DEFAULT_EXACT_MAX, docPairs };
   if (!hasScope(scope)) return undefined;

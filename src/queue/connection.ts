@@ -65,8 +65,11 @@ export function connectionOptions(t: RedisTarget) {
   };
 }
 
-/** The stages, one BullMQ queue each: depth and rates are per stage (`add`: a serving index's writes, add.ts). */
-export const STAGES = ['embed', 'dedup', 'fill', 'mine', 'add'] as const;
+/**
+ * The stages, one BullMQ queue each: depth and rates are per stage (`add`: a serving index's writes,
+ * add.ts; `align`: shares of a document alignment's search, align.ts).
+ */
+export const STAGES = ['embed', 'dedup', 'fill', 'mine', 'add', 'align'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export function queueName(stage: Stage): string {

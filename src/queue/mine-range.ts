@@ -20,6 +20,8 @@ export const mineDataSchema = z.object({
   range: z.number().int().min(0),
   index: z.string().min(1),
   reranker: z.union([z.string(), z.literal(false)]).optional(),
+  /** Where the job's files are (its aligned document pairs: mine.ts). */
+  dataDir: z.string().min(1).optional(),
   spec: z.record(z.string(), z.unknown()),
 });
 export type MineData = z.infer<typeof mineDataSchema>;
@@ -65,7 +67,7 @@ export async function runMineRange(
   // The runner's own state for this range: private to this attempt, removed after.
   const dir = `${base}.state-${process.pid}`;
   rmSync(dir, { recursive: true, force: true });
-  const { manager, store } = service.openJobs({ dir });
+  const { manager, store } = service.openJobs({ dir, dataDir: d.dataDir });
   try {
     const job = await manager.create(d.spec as JobSpecInput);
     const end = await manager.wait(job.id, undefined, 50);

@@ -10,11 +10,13 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Queue } from 'bullmq';
 import { writeFileAtomicSync } from '../durable.js';
-import { ParamineError } from '../errors.js';
+import { isParamineError, ParamineError } from '../errors.js';
 import { readManifest } from '../index/index.js';
 import {
+  alignJobDocuments,
   type JobRecord,
   type JobRunner,
+  type JobSpec,
   type JobSpecInput,
   type JobStore,
   jobSpecSchema,
@@ -23,6 +25,7 @@ import {
 } from '../jobs/index.js';
 import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { parseInput } from '../validate.js';
+import { type AlignOnceOptions, alignOnce, type JobAlignment } from './align.js';
 import { connectionOptions, parseQueueUrl, queueName } from './connection.js';
 import { runStage, type StageJob } from './dispatch.js';
 import { layout, readChecked, readMarker } from './layout.js';
@@ -38,6 +41,8 @@ export interface DistributedMineOptions {
   rangeSize: number;
   quiet: boolean;
   pollMs?: number;
+  /** Where the job's files are (`--doc-pairs`): every worker reads them there. */
+  dataDir?: string | undefined;
 }
 
 export interface DistributedMineSummary {
@@ -76,17 +81,11 @@ async function dispatchRanges(
     salt: string;
     stop?: () => boolean;
     onPoll?: (d: Dispatched) => Promise<void>;
+    align?: JobAlignment;
   },
   log: (line: string) => void,
 ): Promise<Dispatched> {
-  const spec = parseInput(jobSpecSchema, o.spec, 'job');
-  if (spec.scope.kind !== 'all' && spec.scope.kind !== 'range') {
-    throw new ParamineError(
-      'BAD_INPUT',
-      'a distributed mining job splits ranges of index ids: use the whole index or a range (a query file runs on one machine)',
-      { field: 'scope' },
-    );
-  }
+  const spec = splittable(parseInput(jobSpecSchema, o.spec, 'job'));
   const index = resolve(o.index);
   const manifest = await readManifest(index);
   const n = manifest.shards.reduce((a, s) => a + s.count, 0);
@@ -102,6 +101,12 @@ async function dispatchRanges(
   const onPoll = o.onPoll;
   mkdirSync(layout.mineDir(work, job), { recursive: true });
   const { index: _name, ...rangeSpec } = spec;
+  const files = await rangeFiles(o, spec, index, layout.mineDir(work, job), log).catch((e: unknown) => {
+    if (o.stop?.() === true && isParamineError(e) && e.code === 'ABORTED') return undefined;
+    throw e;
+  });
+  // Stopped while its documents were aligned: no range ran (the caller sees the job stopped).
+  if (files === undefined) return dispatched;
   const jobs: StageJob[] = ranges.map((r, i) => ({
     id: `${job}-mine-${i}`,
     name: `queries ${r.start}..${r.end - 1}`,
@@ -111,7 +116,13 @@ async function dispatchRanges(
       range: i,
       index,
       ...(o.reranker === undefined ? {} : { reranker: o.reranker }),
-      spec: { ...rangeSpec, scope: { kind: 'range', start: r.start, end: r.end }, cluster: false },
+      ...(files.dataDir === undefined ? {} : { dataDir: files.dataDir }),
+      spec: {
+        ...rangeSpec,
+        ...files.spec,
+        scope: { kind: 'range', start: r.start, end: r.end },
+        cluster: false,
+      },
     },
     done: () => readMarker(layout.range(work, job, i)) !== undefined,
   }));
@@ -138,6 +149,35 @@ async function dispatchRanges(
     await queue.close();
   }
   return dispatched;
+}
+
+/** The job, when its scope is ranges of index ids (the whole index or a range). */
+function splittable(spec: JobSpec): JobSpec & { scope: { kind: 'all' | 'range' } } {
+  if (spec.scope.kind === 'all' || spec.scope.kind === 'range') return { ...spec, scope: spec.scope };
+  throw new ParamineError(
+    'BAD_INPUT',
+    'a distributed mining job splits ranges of index ids: use the whole index or a range (a query file runs on one machine)',
+    { field: 'scope' },
+  );
+}
+
+/**
+ * What every range reads beside the index: a job's document pairs, aligned once here (the search on the
+ * workers) when it aligns them, else its `--doc-pairs` file, from a directory every worker mounts.
+ */
+async function rangeFiles(
+  o: AlignOnceOptions & { dataDir?: string | undefined },
+  spec: JobSpec,
+  index: string,
+  dir: string,
+  log: (line: string) => void,
+): Promise<{ dataDir?: string; spec?: Pick<JobSpec, 'docPairs'> }> {
+  const docPairs = spec.docPairs;
+  if (docPairs !== undefined && docPairs.path === undefined) {
+    const aligned = await alignOnce({ ...o, index, docPairs, dir }, log);
+    return { dataDir: aligned.dataDir, spec: { docPairs: aligned.docPairs } };
+  }
+  return o.dataDir === undefined ? {} : { dataDir: resolve(o.dataDir) };
 }
 
 /** The pairs of range r, each with its key, in the runner's order (checked against the marker). */
@@ -171,8 +211,9 @@ export function queueJobRunner(o: {
   index: string;
   reranker?: string | false | undefined;
   rangeSize: number;
+  dataDir?: string | undefined;
 }): JobRunner {
-  return async (initial, _ctx, store, control) => {
+  return async (initial, ctx, store, control) => {
     let job: JobRecord = {
       ...initial,
       state: 'running',
@@ -214,6 +255,8 @@ export function queueJobRunner(o: {
         salt: initial.id,
         stop: () => control.stop() !== undefined,
         onPoll: commitDone,
+        // The service's view of its index (its writes included), as a job on one machine aligns.
+        align: (docPairs, hooks) => alignJobDocuments(ctx, { ...job.spec, docPairs }, hooks),
       },
       () => {},
     );

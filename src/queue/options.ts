@@ -64,6 +64,9 @@ export type QueueOptionsInput = z.input<typeof queueOptionsSchema>;
 /** Query sentences per range job of distributed mining (`--range-size`). */
 export const DEFAULT_RANGE_SIZE = 20_000;
 
+/** Documents per share of a distributed document alignment (`docs align --share-size`): 8 search batches. */
+export const DEFAULT_SHARE_SIZE = 131_072;
+
 /** Options of `paramine worker`, declared once with their flags. */
 export const workerOptionsSchema = z.object({
   queue: z

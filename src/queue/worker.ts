@@ -13,6 +13,7 @@ import { isParamineError, ParamineError } from '../errors.js';
 import { resolveModelDir } from '../models/resolve.js';
 import { parseInput } from '../validate.js';
 import { runAddJob } from './add.js';
+import { AlignRunner, runAlignShare } from './align.js';
 import { connectionOptions, parseQueueUrl, queueName, type Stage } from './connection.js';
 import { runDedup } from './dedup.js';
 import { buildOptions, runEmbed } from './embed.js';
@@ -38,8 +39,10 @@ type Log = (line: string) => void;
 class Resources {
   private encoders = new Map<string, Promise<Encoder>>();
   readonly mine: MineRunner;
+  readonly align: AlignRunner;
   constructor(readonly threads: number) {
     this.mine = new MineRunner(threads);
+    this.align = new AlignRunner(threads);
   }
 
   encoder(b: QueueBuild): Promise<Encoder> {
@@ -71,6 +74,7 @@ class Resources {
     for (const e of this.encoders.values()) await (await e.catch(() => undefined))?.close();
     await closeTemplates();
     await this.mine.close();
+    await this.align.close();
   }
 }
 
@@ -106,6 +110,11 @@ async function processJob(stage: Stage, job: Job, res: Resources, metrics: Queue
   if (stage === 'add') {
     const r = await runAddJob(job.data, (model) => res.encoderOf(model.id, model));
     metrics.items.inc({ stage }, (job.data as { texts: unknown[] }).texts.length);
+    return r;
+  }
+  if (stage === 'align') {
+    const r = await runAlignShare(job.data, res.align);
+    metrics.items.inc({ stage }, r.documents);
     return r;
   }
   const r = await runMineRange(job.data, res.mine);

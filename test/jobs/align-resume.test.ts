@@ -11,36 +11,16 @@ import { join } from 'node:path';
 import t from 'tap';
 import { clearCheckpoint } from '../../src/jobs/align-checkpoint.js';
 import { alignOptionsSchema } from '../../src/jobs/align-options.js';
-import { type AlignProgress, alignDocumentSet, type DocumentSet } from '../../src/jobs/align-pairs.js';
+import {
+  type AlignProgress,
+  alignDocumentSet,
+  alignShare,
+  type DocumentSet,
+} from '../../src/jobs/align-pairs.js';
+import { madeUpDocuments } from '../helpers/made-up-documents.js';
 
 const N = 20_000;
 const BATCH = 16_384;
-
-/** Seeded documents of 12 made-up words; every 10th shares 8 words with the one before it (a partner). */
-function documents(n: number, seed: number): string[] {
-  // mulberry32
-  let s = seed;
-  const rand = () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
-  };
-  const word = () =>
-    Array.from({ length: 3 + Math.floor(rand() * 6) }, () =>
-      String.fromCharCode(97 + Math.floor(rand() * 26)),
-    ).join('');
-  const vocab = Array.from({ length: 6000 }, word);
-  const pick = () => vocab[Math.floor(rand() * vocab.length)] as string;
-  const docs: string[][] = [];
-  for (let i = 0; i < n; i++) {
-    const prev = docs[i - 1];
-    const words = Array.from({ length: 12 }, pick);
-    if (i % 10 === 9 && prev !== undefined) for (let w = 0; w < 8; w++) words[w] = prev[w] as string;
-    docs.push(words);
-  }
-  return docs.map((w) => w.join(' '));
-}
 
 const setOf = (texts: string[]): DocumentSet => ({
   count: texts.length,
@@ -49,7 +29,7 @@ const setOf = (texts: string[]): DocumentSet => ({
   meta: () => ({}),
 });
 
-const texts = documents(N, 7);
+const texts = madeUpDocuments(N, 7).map((w) => w.join(' '));
 const options = alignOptionsSchema.parse({ partners: 1, dim: 32 });
 const work = mkdtempSync(join(tmpdir(), 'paramine-align-resume-'));
 t.teardown(() => rmSync(work, { recursive: true, force: true }));
@@ -119,4 +99,36 @@ t.test("clearing removes the checkpoint's files, nothing else", async (t) => {
   rmSync(join(work, 'notes.txt'));
   await clearCheckpoint(work);
   t.notOk(existsSync(work), 'an empty directory goes too');
+});
+
+t.test("a worker's share (docs align --queue): the coordinator's index, its documents only", async (t) => {
+  const shared = mkdtempSync(join(tmpdir(), 'paramine-align-share-'));
+  t.teardown(() => rmSync(shared, { recursive: true, force: true }));
+  const other = texts.slice();
+  other[5] = 'a different document altogether';
+  await t.rejects(alignShare(setOf(texts), options, shared), { code: 'CONFLICT' }, 'no index there yet');
+  const result = await alignDocumentSet(setOf(texts), options, {
+    work: shared,
+    distribute: async (plan) => {
+      t.same([plan.count, plan.batch], [N, BATCH]);
+      await t.rejects(
+        alignShare(setOf(other), options, shared),
+        { code: 'CONFLICT' },
+        'a worker that reads other documents is refused',
+      );
+      const share = await alignShare(setOf(texts), options, shared);
+      for (let from = 0; from < plan.count; from += plan.batch) {
+        t.notOk(plan.done(from), `batch ${from} not done before its share`);
+        await share.search(from, Math.min(plan.count, from + plan.batch));
+        t.ok(plan.done(from), `batch ${from} done after it`);
+      }
+      await share.close();
+    },
+  });
+  t.same(
+    result.resumed,
+    { index: false, searched: N },
+    "the index built here, every batch read back from the workers' files",
+  );
+  t.same(result.pairs, reference.pairs, 'the same pairs as one process');
 });
