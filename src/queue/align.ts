@@ -104,39 +104,65 @@ export const alignDataSchema = z.object({
 
 /**
  * A worker's prepared documents, kept for the next share of the same run: reading and counting 10^6
- * documents' n-grams and reading the index take a minute or more, a share's search a few.
+ * documents' n-grams and reading the index take a minute or more, a share's search a few. A share of
+ * another run closes the prepared runs no job is searching (with --concurrency > 1, one may still be).
  */
 export class AlignRunner {
+  readonly #runs = new Map<string, Run>();
   constructor(private readonly threads: number) {}
-  #key: string | undefined;
-  #share: Promise<AlignShare> | undefined;
 
-  async share(d: z.output<typeof alignDataSchema>): Promise<AlignShare> {
+  async search(d: z.output<typeof alignDataSchema>): Promise<void> {
     const key = `${d.index}\n${d.work}\n${d.fingerprint}`;
-    if (this.#key !== key || this.#share === undefined) {
-      await this.close();
-      setNumThreads(this.threads, this.threads);
-      this.#key = key;
-      this.#share = indexDirShare(d.index, d.options as AlignOptionsInput, d.work);
-      this.#share.catch(() => {
-        this.#key = undefined;
-      });
+    let run = this.#runs.get(key);
+    if (run === undefined) {
+      // In the map before any await: a second job of this run (--concurrency > 1) waits for the same one.
+      const idle = this.#idle();
+      const share = (async () => {
+        await Promise.all(idle.map(close));
+        setNumThreads(this.threads, this.threads);
+        return indexDirShare(d.index, d.options as AlignOptionsInput, d.work);
+      })();
+      run = { share, searching: 0 };
+      this.#runs.set(key, run);
+      share.catch(() => this.#runs.delete(key));
     }
-    return this.#share;
+    run.searching++;
+    try {
+      await (await run.share).search(d.from, d.to);
+    } finally {
+      run.searching--;
+    }
   }
 
   async close(): Promise<void> {
-    const share = this.#share;
-    this.#share = undefined;
-    this.#key = undefined;
-    await (await share?.catch(() => undefined))?.close();
+    const runs = [...this.#runs.values()];
+    this.#runs.clear();
+    await Promise.all(runs.map(close));
+  }
+
+  /** The runs no job is searching, taken out of the map (the caller closes them). */
+  #idle(): Run[] {
+    const out: Run[] = [];
+    for (const [key, run] of [...this.#runs]) {
+      if (run.searching > 0) continue;
+      this.#runs.delete(key);
+      out.push(run);
+    }
+    return out;
   }
 }
 
+interface Run {
+  share: Promise<AlignShare>;
+  /** Jobs searching with it now. */
+  searching: number;
+}
+
+const close = async (run: Run): Promise<void> => (await run.share.catch(() => undefined))?.close();
+
 export async function runAlignShare(input: unknown, runner: AlignRunner): Promise<{ documents: number }> {
   const d = alignDataSchema.parse(input);
-  const share = await runner.share(d);
-  await share.search(d.from, d.to);
+  await runner.search(d);
   return { documents: d.to - d.from };
 }
 

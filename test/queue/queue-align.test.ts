@@ -3,7 +3,7 @@
  * redis-server) writes the pairs `docs align` writes on one machine, byte for byte; every worker took a
  * share; the work directory is gone afterwards; --queue without --work is refused with the fix.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,20 @@ function corpus(n: number): string {
   const sentence = (w: string[]) => `${w.join(' ')}.`;
   const docs = madeUpDocuments(n, 11).map((w) => `${sentence(w.slice(0, 6))} ${sentence(w.slice(6))}`);
   return `${docs.join('\n\n')}\n`;
+}
+
+/** The command run without blocking the test's event loop (two at once). */
+function cliAsync(args: string[]): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['dist/cli.js', 'docs', 'align', ...args], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on('close', (status) => done({ status, stderr }));
+  });
 }
 
 const cli = (args: string[]) =>
@@ -51,7 +65,8 @@ t.test('docs align --queue writes what one machine writes, each worker searching
   t.match(refused.stderr, /--queue needs --work/);
 
   const redis = await startRedis(t);
-  const workers = [0, 1].map(() => startWorker(t, redis.url, ['--stages', 'align,mine']));
+  // One worker taking two jobs at once: the two shares search with one prepared copy of the documents.
+  const workers = [startWorker(t, redis.url, ['--stages', 'align,mine', '--concurrency', '2'])];
   const work = join(dir, 'work');
   const out = join(dir, 'dist.jsonl');
   const r2 = cli([...common, '--out', out, '--queue', redis.url, '--work', work, '--share-size', '16384']);
@@ -62,7 +77,27 @@ t.test('docs align --queue writes what one machine writes, each worker searching
   await sleep(200);
   const started = () => workers.map((w) => (w.log().match(/align \S+ started/g) ?? []).length);
   const shares = started().reduce((a, b) => a + b, 0);
-  t.ok(shares >= 2, `the two shares were searched by the workers (${started().join(' + ')} jobs)`);
+  t.ok(shares >= 2, `the two shares were searched by the worker (${shares} jobs)`);
+  // Both shares started before either was done: the one prepared copy searched twice at once.
+  const events = (workers[0]?.log() ?? '').split('\n').filter((l) => /-align-\d+ (started|done)/.test(l));
+  const firstDone = events.findIndex((l) => l.endsWith(' done'));
+  t.ok(firstDone >= 2, `both at once (${events.join('; ')})`);
+  // Two runs at once on that worker (two work directories): neither's prepared documents are closed while
+  // the other's shares search.
+  const both = await Promise.all(
+    ['w1', 'w2'].map((w) =>
+      cliAsync([...common, '--out', join(dir, `${w}.jsonl`), '--queue', redis.url, '--work', join(dir, w)]),
+    ),
+  );
+  for (const [i, r] of both.entries()) {
+    t.equal(r.status, 0, r.stderr);
+    t.equal(
+      readFileSync(join(dir, `w${i + 1}.jsonl`), 'utf8'),
+      pairs,
+      `run ${i + 1} of two at once: the same pairs`,
+    );
+  }
+  workers.push(startWorker(t, redis.url, ['--stages', 'align,mine']));
   // Mining within the pairs (a smaller index with a model the workers find): from the file on one machine,
   // from the file on the workers, and aligned by the job itself (once, its search on the workers, then
   // every range reads the pairs).
