@@ -114,12 +114,11 @@ export async function alignDocumentSet(
   const { index, search, k, checkpoint, fingerprint: print } = await prepare(set, o, hooks, hooks.work);
   try {
     if (hooks.distribute !== undefined && checkpoint !== undefined) {
-      const width = Math.min(k, set.count - 1);
       await hooks.distribute({
         fingerprint: print,
         count: set.count,
         batch: SEARCH_BATCH,
-        done: (from) => checkpoint.has(from, Math.min(SEARCH_BATCH, set.count - from), width),
+        done: (from) => index.searched(checkpoint, from, k),
       });
     }
     const all = Int32Array.from({ length: set.count }, (_, r) => r);

@@ -53,6 +53,8 @@ export interface SearchCheckpoint {
   index(factory: string): Promise<FaissIndex | undefined>;
   saveIndex(index: FaissIndex, factory: string): Promise<void>;
   batch(from: number, count: number, width: number): { ids: Int32Array; scores: Float32Array } | undefined;
+  /** Whether batch `from` is kept, without reading it. */
+  has(from: number, count: number, width: number): boolean;
   saveBatch(from: number, ids: Int32Array, scores: Float32Array): Promise<void>;
 }
 
@@ -130,7 +132,7 @@ export class DocIndex {
    */
   async neighbours(docs: Int32Array, k: number, o: NeighbourOptions = {}): Promise<Neighbours> {
     const n = docs.length;
-    const kk = Math.max(0, Math.min(k, this.index.ntotal - 1));
+    const kk = this.#width(k);
     const depth = o.rescore === undefined ? kk : Math.max(kk, Math.min(o.depth ?? kk, this.index.ntotal - 1));
     const out: Neighbours = {
       docs,
@@ -203,6 +205,16 @@ export class DocIndex {
       await yieldToLoop();
     }
     return out;
+  }
+
+  /** Whether a search of all documents for k neighbours kept its batch starting at `from` in `checkpoint`. */
+  searched(checkpoint: SearchCheckpoint, from: number, k: number): boolean {
+    return checkpoint.has(from, Math.min(BATCH, this.index.ntotal - from), this.#width(k));
+  }
+
+  /** Neighbours a document can have: k, or every other document when there are fewer. */
+  #width(k: number): number {
+    return Math.max(0, Math.min(k, this.index.ntotal - 1));
   }
 
   close(): Promise<void> {

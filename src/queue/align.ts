@@ -13,7 +13,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Queue } from 'bullmq';
 import { z } from 'zod';
 import { writeFileAtomicSync } from '../durable.js';
 import { ParamineError } from '../errors.js';
@@ -23,8 +22,7 @@ import { alignIndexDir, indexDirShare } from '../jobs/align-index.js';
 import type { AlignHooks } from '../jobs/align-pairs.js';
 import type { JobSpec } from '../jobs/index.js';
 import { setNumThreads } from '../native/index.js';
-import { connectionOptions, parseQueueUrl, queueName } from './connection.js';
-import { runStage, type StageJob } from './dispatch.js';
+import { runStageAt, type StageJob } from './dispatch.js';
 import { DEFAULT_SHARE_SIZE } from './options.js';
 
 export interface DistributedAlignOptions {
@@ -67,27 +65,18 @@ export function distributeAlignment(o: DistributedAlignOptions): (plan: SharePla
       data: { work, index, options: o.options, fingerprint: plan.fingerprint, from: s.from, to: s.to },
       done: () => batchesDone(s.from, s.to),
     }));
-    const target = parseQueueUrl(o.queue);
-    const queue = new Queue(queueName('align'), {
-      connection: connectionOptions(target),
-      prefix: target.prefix,
-    });
-    try {
-      await runStage(
-        {
-          queue,
-          stage: 'align',
-          onFailed: 'stop',
-          quiet: o.quiet,
-          log: o.log ?? (() => {}),
-          ...(o.pollMs === undefined ? {} : { pollMs: o.pollMs }),
-          ...(o.stop === undefined ? {} : { stop: o.stop }),
-        },
-        jobs,
-      );
-    } finally {
-      await queue.close();
-    }
+    await runStageAt(
+      o.queue,
+      {
+        stage: 'align',
+        onFailed: 'stop',
+        quiet: o.quiet,
+        log: o.log ?? (() => {}),
+        ...(o.pollMs === undefined ? {} : { pollMs: o.pollMs }),
+        ...(o.stop === undefined ? {} : { stop: o.stop }),
+      },
+      jobs,
+    );
     // Not done: the coordinator must not search the rest itself.
     if (o.stop?.() === true) throw new ParamineError('ABORTED', 'stopped while the documents were aligned');
   };

@@ -5,10 +5,10 @@
  * all its attempts stops the build with its error (naming the chunk), or is given up with `skip`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Queue } from 'bullmq';
+import { Queue } from 'bullmq';
 import { type ErrorCode, isErrorCode, ParamineError } from '../errors.js';
 import { createProgress } from '../progress.js';
-import { JOB_OPTIONS, type Stage } from './connection.js';
+import { connectionOptions, JOB_OPTIONS, parseQueueUrl, queueName, type Stage } from './connection.js';
 import type { QueueMetrics } from './metrics.js';
 
 export interface StageJob {
@@ -119,4 +119,22 @@ export async function runStage(ctx: StageContext, jobs: readonly StageJob[]): Pr
   bar.stop();
   ctx.log(`${ctx.stage}: ${jobs.length} jobs in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return given;
+}
+
+/** runStage on the stage's queue at `url`, opened for the call and closed after (mine.ts, align.ts). */
+export async function runStageAt(
+  url: string,
+  ctx: Omit<StageContext, 'queue'>,
+  jobs: readonly StageJob[],
+): Promise<number[]> {
+  const target = parseQueueUrl(url);
+  const queue = new Queue(queueName(ctx.stage), {
+    connection: connectionOptions(target),
+    prefix: target.prefix,
+  });
+  try {
+    return await runStage({ ...ctx, queue }, jobs);
+  } finally {
+    await queue.close();
+  }
 }

@@ -8,7 +8,6 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Queue } from 'bullmq';
 import { writeFileAtomicSync } from '../durable.js';
 import { isParamineError, ParamineError } from '../errors.js';
 import { readManifest } from '../index/index.js';
@@ -26,8 +25,7 @@ import {
 import { SentenceStore, STORE_DIR } from '../store/index.js';
 import { parseInput } from '../validate.js';
 import { type AlignOnceOptions, alignOnce, type JobAlignment } from './align.js';
-import { connectionOptions, parseQueueUrl, queueName } from './connection.js';
-import { runStage, type StageJob } from './dispatch.js';
+import { runStageAt, type StageJob } from './dispatch.js';
 import { layout, readChecked, readMarker } from './layout.js';
 
 export interface DistributedMineOptions {
@@ -126,28 +124,19 @@ async function dispatchRanges(
     },
     done: () => readMarker(layout.range(work, job, i)) !== undefined,
   }));
-  const target = parseQueueUrl(o.queue);
-  const queue = new Queue(queueName('mine'), {
-    connection: connectionOptions(target),
-    prefix: target.prefix,
-  });
-  try {
-    await runStage(
-      {
-        queue,
-        stage: 'mine',
-        onFailed: 'stop',
-        quiet: o.quiet,
-        log,
-        ...(o.pollMs ? { pollMs: o.pollMs } : {}),
-        ...(o.stop ? { stop: o.stop } : {}),
-        ...(onPoll ? { onPoll: () => onPoll(dispatched) } : {}),
-      },
-      jobs,
-    );
-  } finally {
-    await queue.close();
-  }
+  await runStageAt(
+    o.queue,
+    {
+      stage: 'mine',
+      onFailed: 'stop',
+      quiet: o.quiet,
+      log,
+      ...(o.pollMs ? { pollMs: o.pollMs } : {}),
+      ...(o.stop ? { stop: o.stop } : {}),
+      ...(onPoll ? { onPoll: () => onPoll(dispatched) } : {}),
+    },
+    jobs,
+  );
   return dispatched;
 }
 
