@@ -3,7 +3,7 @@
  * lab's generated million: bench/src/docs-scale.ts). Each document's candidates come from an index chosen
  * for the number of documents (align-search.ts) and, for tfidf, from its rare n-grams (align-rare.ts), and
  * are re-scored by their exact TF-IDF cosine (align-grams.ts); a pair found from one side joins the other
- * side's list (addReverse). The band is read from each document's nearest (align-band.ts), near copies
+ * side's list (addReverse), and each list is offered its best neighbours' lists (align-hops.ts). The band is read from each document's nearest (align-band.ts), near copies
  * collapse (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
  * Distributed (queue/align.ts): between the index and the rest, workers search shares of the documents into
  * the work directory (alignShare), and this process reads them back as it reads a run cut short.
@@ -17,6 +17,7 @@ import { type AlignBand, alignBand } from './align-band.js';
 import { AlignCheckpoint, type Resumed } from './align-checkpoint.js';
 import { type CopyGroup, copyGroups, copyRepresentatives } from './align-copies.js';
 import { DocGrams } from './align-grams.js';
+import { addNeighboursOfNeighbours } from './align-hops.js';
 import type { AlignOptions } from './align-options.js';
 import { RARE_DEPTH, RareGrams } from './align-rare.js';
 import { checkKeys, compatible } from './align-scope.js';
@@ -125,6 +126,7 @@ export async function alignDocumentSet(
     // Batches the workers searched are read back; any they gave up on is searched here.
     const first = await index.neighbours(all, k, { ...search, checkpoint });
     addReverse(first);
+    if (search.rescore !== undefined) await addNeighboursOfNeighbours(first, search.rescore);
     const fits = (i: number, j: number) => compatible(set.meta(i), set.meta(j), o);
     // The band is chosen on each document's nearest compatible neighbour.
     const band = alignBand(nearestScores(first, fits), o, o.autoBand);

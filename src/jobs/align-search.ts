@@ -62,7 +62,7 @@ export interface SearchCheckpoint {
 export const SEARCH_BATCH = 16_384;
 const BATCH = SEARCH_BATCH;
 /** Rows of a batch re-scored between two turns of the event loop. */
-const SLICE = 1024;
+export const SLICE = 1024;
 
 /** The documents' index: chosen for their number, trained on a seeded sample of them, filled batch by batch. */
 export class DocIndex {
@@ -134,11 +134,13 @@ export class DocIndex {
     const n = docs.length;
     const kk = this.#width(k);
     const depth = o.rescore === undefined ? kk : Math.max(kk, Math.min(o.depth ?? kk, this.index.ntotal - 1));
+    // A share's rows only: a worker's share of 10^6 documents holds its 131,072 rows' lists, not all n.
+    const [first, last] = o.share === undefined ? [0, n] : [o.share.from, Math.min(n, o.share.to)];
     const out: Neighbours = {
-      docs,
+      docs: docs.subarray(first, last),
       k: kk,
-      ids: new Int32Array(n * kk).fill(-1),
-      scores: new Float32Array(n * kk),
+      ids: new Int32Array((last - first) * kk).fill(-1),
+      scores: new Float32Array((last - first) * kk),
     };
     const { nprobe, efSearch } = documentProbes(this.plan.search);
     // With an exact re-scoring after it, the SQ8 refine only carries candidates to it: 2 a result, not the
@@ -154,14 +156,13 @@ export class DocIndex {
     const checkpoint = o.checkpoint;
     const todo: number[] = [];
     let done = 0;
-    const [first, last] = o.share === undefined ? [0, n] : [o.share.from, Math.min(n, o.share.to)];
     for (let from = first; kk > 0 && from < last; from += BATCH) {
       const count = Math.min(BATCH, n - from);
       const saved = checkpoint?.batch(from, count, kk);
       if (saved === undefined) todo.push(from);
       else {
-        out.ids.set(saved.ids, from * kk);
-        out.scores.set(saved.scores, from * kk);
+        out.ids.set(saved.ids, (from - first) * kk);
+        out.scores.set(saved.scores, (from - first) * kk);
         done += count;
       }
     }
@@ -195,10 +196,10 @@ export class DocIndex {
         await yieldToLoop();
       }
       for (let r = 0; r < rows.length; r++) {
-        out.ids.set(batch.ids.subarray(r * width, r * width + kk), (from + r) * kk);
-        out.scores.set(batch.scores.subarray(r * width, r * width + kk), (from + r) * kk);
+        out.ids.set(batch.ids.subarray(r * width, r * width + kk), (from - first + r) * kk);
+        out.scores.set(batch.scores.subarray(r * width, r * width + kk), (from - first + r) * kk);
       }
-      const cells = [from * kk, (from + rows.length) * kk] as const;
+      const cells = [(from - first) * kk, (from - first + rows.length) * kk] as const;
       await checkpoint?.saveBatch(from, out.ids.subarray(...cells), out.scores.subarray(...cells));
       done += rows.length;
       this.options.onProgress?.('search', done, n);
@@ -247,7 +248,7 @@ export interface NeighbourOptions {
   checkpoint?: SearchCheckpoint | undefined;
   /**
    * Only the rows [from, to) (`from` a multiple of SEARCH_BATCH): a worker's share of a distributed
-   * alignment, kept in the checkpoint; the other rows are left empty.
+   * alignment, kept in the checkpoint; the answer holds those rows only (`docs` is their slice).
    */
   share?: { from: number; to: number } | undefined;
 }
@@ -353,7 +354,7 @@ export function addReverse(found: Neighbours, keep: (i: number) => boolean = () 
 }
 
 /** i at its place in row's best-first list (the worst entry falls off); false when present or not better. */
-function insertSorted(found: Neighbours, row: number, i: number, score: number): boolean {
+export function insertSorted(found: Neighbours, row: number, i: number, score: number): boolean {
   const { k, ids, scores } = found;
   const base = row * k;
   let at = -1;

@@ -1,0 +1,59 @@
+/**
+ * Neighbours of neighbours, once (NN-descent's step): each document's list is offered the lists of its best
+ * few neighbours, scored exactly. In a crowd of documents alike (rewrites of one story, the lab's fillers cut
+ * from one pool) the IVF search finds a near one and misses the nearest when no probed list holds it; the
+ * near one's own list often does. The lists must be exact scores (re-scored), best first.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { insertSorted, type NeighbourOptions, type Neighbours, SLICE } from './align-search.js';
+
+/** Neighbours whose lists are offered: the best two (16 candidates a document at k 8). */
+export const HOP_FROM = 2;
+
+/**
+ * Each row of `found` offered the lists of its `from` best neighbours as they stood before this pass (so the
+ * answer does not depend on the rows' order), each candidate scored by `rescore`; a better one takes its
+ * place, and its pair is offered to the other side's list too (equal scores keep the first offered). Returns the
+ * entries added.
+ */
+export async function addNeighboursOfNeighbours(
+  found: Neighbours,
+  rescore: NonNullable<NeighbourOptions['rescore']>,
+  from = HOP_FROM,
+): Promise<number> {
+  const { docs, k } = found;
+  const before = found.ids.slice();
+  const rowOf = new Int32Array(docs.reduce((m, d) => Math.max(m, d + 1), 0)).fill(-1);
+  docs.forEach((d, r) => {
+    rowOf[d] = r;
+  });
+  const js = new Int32Array(from * k);
+  const exact = new Float32Array(from * k);
+  let added = 0;
+  for (let r = 0; r < docs.length; r++) {
+    const i = docs[r] as number;
+    const own = before.subarray(r * k, (r + 1) * k);
+    let m = 0;
+    for (let h = 0; h < Math.min(from, k); h++) {
+      const via = rowOf[own[h] as number] ?? -1;
+      if ((own[h] as number) < 0 || via < 0) break;
+      for (const j of before.subarray(via * k, (via + 1) * k)) {
+        if (j < 0) break;
+        if (j !== i && !own.includes(j) && !js.subarray(0, m).includes(j)) js[m++] = j;
+      }
+    }
+    if (m === 0) continue;
+    js.fill(-1, m);
+    exact.fill(-2);
+    rescore(i, js, exact);
+    for (let x = 0; x < m; x++) {
+      const j = js[x] as number;
+      const score = exact[x] as number;
+      if (insertSorted(found, r, j, score)) added++;
+      const back = rowOf[j] ?? -1;
+      if (back >= 0 && insertSorted(found, back, i, score)) added++;
+    }
+    if (r % SLICE === SLICE - 1) await yieldToLoop();
+  }
+  return added;
+}
