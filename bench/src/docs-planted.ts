@@ -18,11 +18,11 @@ import { z } from 'zod';
 import { type BenchOutput, defineBenchmark } from '../../dist/bench/harness.js';
 import { machineInfo } from '../../dist/bench/machine.js';
 import { readPairs } from '../../dist/corpus/index.js';
-import { splitSentences } from '../../dist/corpus/split.js';
 import { prng, readManifest } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
 import { bandText } from '../../dist/jobs/align-band.js';
 import { alignIndexDir } from '../../dist/jobs/align-index.js';
+import { plantedIndex } from './docs-scale-mine.js';
 import { mine } from './scopes-mining.js';
 
 const schema = z.object({
@@ -199,23 +199,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       dir,
     );
     // A planted side may be split in several sentences (tweets often are): each piece names its pair and side.
-    const pieceOf = new Map<string, Array<{ pair: number; side: 'a' | 'b' }>>();
-    set.planted.forEach((p, pair) => {
-      for (const side of ['a', 'b'] as const) {
-        for (const piece of splitSentences(p[side])) {
-          const list = pieceOf.get(piece.text) ?? [];
-          list.push({ pair, side });
-          pieceOf.set(piece.text, list);
-        }
-      }
-    });
-    /** The planted pair a mined pair joins (one side's piece each), or -1. */
-    const plantedOf = (a: string, b: string): number => {
-      for (const x of pieceOf.get(a) ?? []) {
-        for (const y of pieceOf.get(b) ?? []) if (x.pair === y.pair && x.side !== y.side) return x.pair;
-      }
-      return -1;
-    };
+    const plantedOf = plantedIndex(set.planted.map((p) => [p.a, p.b] as const));
     const perDoc = o.pairsPerDoc + o.distractorsPerDoc;
     const mining: Record<string, unknown> = {};
     const rows = [

@@ -62,7 +62,7 @@ function lines(path: string): string[] {
 type Pair = [string, string];
 
 /** ParaSCI-ACL train, ParaSCI-arXiv val and MRPC's positives (lexically close), or MultiPIT_Auto (BLEU <= 14). */
-async function pools(o: Options, rand: () => number): Promise<{ pairs: Pair[]; words: string[][] }> {
+async function pools(o: GenerateOptions, rand: () => number): Promise<{ pairs: Pair[]; words: string[][] }> {
   const aligned = (name: string): Pair[] => {
     const tgt = lines(join(o.data, `${name}.tgt`));
     return lines(join(o.data, `${name}.src`)).map((x, i): Pair => [x, tgt[i] ?? '']);
@@ -109,11 +109,19 @@ function filler(words: string[][], rand: () => number): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
 }
 
-/** The documents written one a line to `path`; their byte offsets; the number of planted pairs. */
+/** Options of the generator (the lab's, or another lab's that builds on it). */
+export type GenerateOptions = Pick<Options, 'data' | 'n' | 'perDoc' | 'plants'>;
+
+/**
+ * The documents written one a line to `path`; their byte offsets; the number of planted pairs and their
+ * sentence pairs (planted document pair p holds pairs p * perDoc ...). `jsonl`: one `{doc, text}` a line,
+ * the sentences as paragraphs (an index built from it keeps each whole).
+ */
 export async function generate(
-  o: Options,
+  o: GenerateOptions,
   path: string,
-): Promise<{ offsets: Float64Array; planted: number }> {
+  jsonl = false,
+): Promise<{ offsets: Float64Array; planted: number; pairs: Array<[string, string]> }> {
   const rand = prng(53);
   const { pairs, words } = await pools(o, rand);
   const planted = Math.min(Math.floor(o.n / PERIOD), Math.floor(pairs.length / o.perDoc));
@@ -131,12 +139,15 @@ export async function generate(
     } else {
       for (let s = 0; s <= o.perDoc; s++) sentences.push(filler(words, rand));
     }
-    const line = `${sentences.join(' ').replace(/\n/g, ' ')}\n`;
+    const text = sentences.map((t) => t.replace(/\n/g, ' '));
+    const line = jsonl
+      ? `${JSON.stringify({ doc: `d${r}`, text: text.join('\n\n') })}\n`
+      : `${text.join(' ')}\n`;
     at += writeSync(fd, line);
     offsets[r + 1] = at;
   }
   closeSync(fd);
-  return { offsets, planted };
+  return { offsets, planted, pairs: pairs.slice(0, planted * o.perDoc) };
 }
 
 /** Documents read back from the generated file (nothing of them held in memory but the offsets). */
