@@ -5,7 +5,7 @@
  * near one's own list often does. The lists must be exact scores (re-scored), best first.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { insertSorted, type NeighbourOptions, type Neighbours, SLICE } from './align-search.js';
+import { insertSorted, type NeighbourOptions, type Neighbours, rowIndex, SLICE } from './align-search.js';
 
 /** Neighbours whose lists are offered: the best two (16 candidates a document at k 8). */
 export const HOP_FROM = 2;
@@ -23,10 +23,7 @@ export async function addNeighboursOfNeighbours(
 ): Promise<number> {
   const { docs, k } = found;
   const before = found.ids.slice();
-  const rowOf = new Int32Array(docs.reduce((m, d) => Math.max(m, d + 1), 0)).fill(-1);
-  docs.forEach((d, r) => {
-    rowOf[d] = r;
-  });
+  const rowOf = rowIndex(docs);
   const js = new Int32Array(from * k);
   const exact = new Float32Array(from * k);
   let added = 0;

@@ -3,8 +3,8 @@
  * lab's generated million: bench/src/docs-scale.ts). Each document's candidates come from an index chosen
  * for the number of documents (align-search.ts) and, for tfidf, from its rare n-grams (align-rare.ts), and
  * are re-scored by their exact TF-IDF cosine (align-grams.ts); a pair found from one side joins the other
- * side's list (addReverse), and each list is offered its best neighbours' lists (align-hops.ts). The band is read from each document's nearest (align-band.ts), near copies
- * collapse (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
+ * side's list (addReverse), and each list is offered its best neighbours' lists (align-hops.ts). The band
+ * is read from each document's nearest (align-band.ts), near copies collapse (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
  * Distributed (queue/align.ts): between the index and the rest, workers search shares of the documents into
  * the work directory (alignShare), and this process reads them back as it reads a run cut short.
  */

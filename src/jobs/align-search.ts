@@ -335,10 +335,7 @@ function keepOthers(
  */
 export function addReverse(found: Neighbours, keep: (i: number) => boolean = () => true): number {
   const { docs, k, ids, scores } = found;
-  const rowOf = new Int32Array(docs.reduce((m, d) => Math.max(m, d + 1), 0)).fill(-1);
-  docs.forEach((d, r) => {
-    rowOf[d] = r;
-  });
+  const rowOf = rowIndex(docs);
   let added = 0;
   for (let r = 0; r < docs.length; r++) {
     const i = docs[r] as number;
@@ -351,6 +348,15 @@ export function addReverse(found: Neighbours, keep: (i: number) => boolean = () 
     }
   }
   return added;
+}
+
+/** Each document's row in `docs` (-1: none), indexed by document number. */
+export function rowIndex(docs: Int32Array): Int32Array {
+  const rowOf = new Int32Array(docs.reduce((m, d) => Math.max(m, d + 1), 0)).fill(-1);
+  docs.forEach((d, r) => {
+    rowOf[d] = r;
+  });
+  return rowOf;
 }
 
 /** i at its place in row's best-first list (the worst entry falls off); false when present or not better. */
