@@ -22,6 +22,7 @@ import { prng, readManifest } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
 import { bandText } from '../../dist/jobs/align-band.js';
 import { alignIndexDir } from '../../dist/jobs/align-index.js';
+import { alignOptionsSchema } from '../../dist/jobs/align-options.js';
 import { plantedIndex } from './docs-scale-mine.js';
 import { mine } from './scopes-mining.js';
 
@@ -34,7 +35,7 @@ const schema = z.object({
   k: z.coerce.number().int().min(1),
   partners: z.coerce.number().int().min(1),
   minCosine: z.coerce.number().min(-1).max(1),
-  method: z.enum(['tfidf', 'mean']),
+  method: alignOptionsSchema.shape.method.unwrap(),
   dim: z.coerce.number().int().min(64),
 });
 type Options = z.output<typeof schema>;
@@ -266,7 +267,7 @@ export const docsPlanted = defineBenchmark({
       .option('--k <n>', 'neighbours per sentence, every mining', '5')
       .option('--partners <m>', 'partner documents per document', '1')
       .option('--min-cosine <x>', 'every mining', '0.5')
-      .option('--method <m>', 'document vectors: tfidf or mean', 'tfidf')
+      .option('--method <m>', 'docs align --method: tfidf, mean or hybrid', 'tfidf')
       .option('--dim <n>', 'tfidf: projection dimensions of the candidate search (docs align --dim)', '256'),
   schema,
   run: async (o) => run(o),

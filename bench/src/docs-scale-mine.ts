@@ -3,14 +3,14 @@
  * docs-scale generator's N documents (planted document pairs holding `perDoc` paraphrase pairs each) as an
  * index of sentences, then
  *  - a global mining job (k nearest of every sentence in the whole index),
- *  - `docs align` over the index (partners 1, the band the data proposes) and a mining job within those
- *    document pairs,
+ *  - `docs align` over the index by each method (partners 1, the band the data proposes), scored by the
+ *    planted document pairs, and a mining job within each one's document pairs,
  * each timed, and scored by the planted sentence pairs they find. The cost of mining within pairs is the
  * alignment's time plus its job's, against the global job's.
  *
  *   npm run -s lab -- docs-scale-mine --n 100000
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -19,8 +19,9 @@ import { machineInfo } from '../../dist/bench/machine.js';
 import { splitSentences } from '../../dist/corpus/split.js';
 import { readManifest } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
+import { type Alignment, alignOptionsSchema, type DocPair } from '../../dist/jobs/align.js';
 import { alignIndexDir } from '../../dist/jobs/align-index.js';
-import { generate } from './docs-scale.js';
+import { generate, isPlanted, plantedQuality } from './docs-scale.js';
 import { mine } from './scopes-mining.js';
 
 const schema = z.object({
@@ -30,6 +31,9 @@ const schema = z.object({
   plants: z.enum(['close', 'auto']),
   k: z.coerce.number().int().min(1),
   minCosine: z.coerce.number().min(-1).max(1),
+  globalRecall: z.coerce.number().gt(0).max(1).optional(),
+  methods: z.array(alignOptionsSchema.shape.method.unwrap()).min(1),
+  work: z.string().min(1).optional(),
 });
 type Options = z.output<typeof schema>;
 
@@ -54,25 +58,45 @@ export function plantedIndex(pairs: ReadonlyArray<readonly [string, string]>) {
   };
 }
 
+/** Planted document pairs among `pairs` (ids `d<row>`), at the proposed band and the best --min above it. */
+function alignedQuality(a: Alignment, planted: number) {
+  const row = (id: string) => Number(id.slice(1));
+  const right = (p: DocPair) => isPlanted(row(p.a), row(p.b), planted);
+  return plantedQuality(a.pairs, right, planted, a.band.min);
+}
+
 async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
   const loadBefore = loadavg();
-  const dir = mkdtempSync(join(tmpdir(), 'paramine-docs-scale-mine-'));
+  const dir = o.work ?? mkdtempSync(join(tmpdir(), 'paramine-docs-scale-mine-'));
+  mkdirSync(dir, { recursive: true });
   try {
     const corpus = join(dir, 'docs.jsonl');
+    // The same documents every time (the generator is seeded), so a kept index is theirs.
     const { planted, pairs: plantedPairs } = await generate(o, corpus, true);
     const index = join(dir, 'index');
     const b0 = performance.now();
-    await buildIndex({ inputs: [corpus], out: index, documents: true, quiet: true });
+    await buildIndex({ inputs: [corpus], out: index, documents: true, quiet: true, resume: true });
     const buildSeconds = (performance.now() - b0) / 1000;
     const manifest = await readManifest(index);
-    const a0 = performance.now();
-    const { pairs: aligned, band } = await alignIndexDir(index, { partners: 1, autoBand: true });
-    const alignSeconds = (performance.now() - a0) / 1000;
-    writeFileSync(join(dir, 'aligned.jsonl'), aligned.map((p) => `${JSON.stringify(p)}\n`).join(''));
+    const alignments: Record<string, { seconds: number; alignment: Alignment }> = {};
+    for (const method of o.methods) {
+      const a0 = performance.now();
+      const alignment = await alignIndexDir(index, { partners: 1, autoBand: true, method });
+      alignments[method] = { seconds: (performance.now() - a0) / 1000, alignment };
+      writeFileSync(
+        join(dir, `aligned-${method}.jsonl`),
+        alignment.pairs.map((p) => `${JSON.stringify(p)}\n`).join(''),
+      );
+    }
     const spec = { k: o.k, minCosine: o.minCosine, batchSize: 256 };
+    const within = (m: string) => `within ${m}-aligned document pairs`;
     const runs = await mine(
       index,
-      { global: spec, 'within aligned document pairs': { ...spec, docPairs: { path: 'aligned.jsonl' } } },
+      Object.fromEntries([
+        // The global job at the operating point asked for (else the index's tuned one, as a user's job runs).
+        ['global', o.globalRecall === undefined ? spec : { ...spec, recall: o.globalRecall }],
+        ...o.methods.map((m) => [within(m), { ...spec, docPairs: { path: `aligned-${m}.jsonl` } }]),
+      ]),
       dir,
     );
     const plantedOf = plantedIndex(plantedPairs);
@@ -80,9 +104,11 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     for (const [name, r] of Object.entries(runs)) {
       const hits = r.pairs.map((p) => plantedOf(p.a.text, p.b.text)).filter((i) => i >= 0);
       const found = new Set(hits).size;
-      const seconds = r.seconds + (name === 'global' ? 0 : alignSeconds);
+      const method = o.methods.find((m) => within(m) === name);
+      const alignSeconds = method === undefined ? 0 : (alignments[method]?.seconds ?? 0);
       rows[name] = {
-        seconds,
+        seconds: r.seconds + alignSeconds,
+        alignSeconds,
         jobSeconds: r.seconds,
         pairs: r.pairs.length,
         found,
@@ -91,20 +117,43 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       };
     }
     const global = rows.global as Record<string, number>;
-    const within = rows['within aligned document pairs'] as Record<string, number>;
     const f = (x: number) => x.toFixed(3);
+    const docRows = Object.entries(alignments).map(([method, { seconds, alignment }]) => {
+      const q = alignedQuality(alignment, planted);
+      return {
+        method,
+        seconds,
+        pairs: alignment.pairs.length,
+        band: { min: alignment.band.min, max: alignment.band.max },
+        ...q,
+      };
+    });
+    const docTable = docRows.map(
+      (d) =>
+        `| ${d.method} | ${d.seconds.toFixed(1)} | [${d.band.min}, ${d.band.max}) | ${d.pairs} | ` +
+        `P ${f(d.proposed.precision)}, R ${f(d.proposed.recall)} | ${d.best.min}: P ${f(d.best.precision)}, R ${f(d.best.recall)}, F1 ${f(d.best.f1)} |`,
+    );
     const table = Object.entries(rows).map(
       ([name, m]) =>
-        `| ${name} | ${(m.seconds as number).toFixed(1)}${name === 'global' ? '' : ` (align ${alignSeconds.toFixed(1)} + job ${(m.jobSeconds as number).toFixed(1)})`} | ${m.pairs} | ${m.found} | ${f(m.recall as number)} | ${f(m.precision as number)} |`,
+        `| ${name} | ${(m.seconds as number).toFixed(1)}${name === 'global' ? '' : ` (align ${(m.alignSeconds as number).toFixed(1)} + job ${(m.jobSeconds as number).toFixed(1)})`} | ${m.pairs} | ${m.found} | ${f(m.recall as number)} | ${f(m.precision as number)} |`,
     );
+    const against = Object.entries(rows)
+      .filter(([name]) => name !== 'global')
+      .map(
+        ([name, m]) =>
+          `${name}: recall ${f((m.recall as number) - (global.recall as number))} from the global job's, ` +
+          `at ${f((m.seconds as number) / (global.seconds as number))} of its time (alignment included)`,
+      );
+    const point = manifest.search;
     const markdown =
-      `${o.n} documents, ${manifest.ntotal} sentences (index built in ${(buildSeconds / 60).toFixed(1)} min), ` +
-      `${planted} planted document pairs holding ${plantedPairs.length} planted paraphrase pairs; ` +
-      `docs align (partners 1, the proposed band [${band.min}, ${band.max})): ${aligned.length} document pairs.\n\n` +
+      `${o.n} documents, ${manifest.ntotal} sentences (index ${manifest.factory}, built in ${(buildSeconds / 60).toFixed(1)} min; ` +
+      `its tuned search: nprobe ${point?.nprobe}, kFactor ${point?.kFactor}; the global job's: ${o.globalRecall === undefined ? 'that' : `the cheapest reaching recall@10 ${o.globalRecall}`}), ` +
+      `${planted} planted document pairs holding ${plantedPairs.length} planted paraphrase pairs.\n\n` +
+      '| docs align (partners 1, the proposed band) | seconds | band | pairs | planted document pairs at the band | best --min above it |\n' +
+      `|---|---:|---|---:|---|---|\n${docTable.join('\n')}\n\n` +
       `| mining (k ${o.k}, cosine >= ${o.minCosine}) | seconds | pairs | planted pairs found | recall | precision (pairs joining a planted pair's sides) |\n` +
       `|---|---:|---:|---:|---:|---:|\n${table.join('\n')}\n\n` +
-      `Within the aligned pairs: recall ${f((within.recall as number) - (global.recall as number))} from the global job's, ` +
-      `at ${f((within.seconds as number) / (global.seconds as number))} of its time (alignment included).\n`;
+      `${against.join('\n\n')}\n`;
     return {
       result: {
         machine: machineInfo(loadBefore),
@@ -113,14 +162,15 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
         sentences: manifest.ntotal,
         factory: manifest.factory,
         planted: plantedPairs.length,
+        plantedDocumentPairs: planted,
         buildSeconds,
-        align: { seconds: alignSeconds, pairs: aligned.length, band: { min: band.min, max: band.max } },
+        align: docRows,
         mining: rows,
       },
       markdown,
     };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (o.work === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -138,7 +188,18 @@ export const docsScaleMine = defineBenchmark({
         'close',
       )
       .option('--k <n>', 'neighbours per sentence, both minings', '5')
-      .option('--min-cosine <x>', 'both minings', '0.5'),
+      .option('--min-cosine <x>', 'both minings', '0.5')
+      .option(
+        '--methods <list>',
+        'docs align methods, each aligned and mined within (comma-separated)',
+        (v: string) => v.split(','),
+        ['tfidf', 'mean'],
+      )
+      .option(
+        '--global-recall <r>',
+        "the global job's operating point: the cheapest reaching this recall@10 (default: the index's tuned one)",
+      )
+      .option('--work <dir>', 'keep the corpus and index there (a rerun resumes or reuses the build)'),
   schema,
   run: async (o) => run(o),
 });

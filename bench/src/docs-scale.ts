@@ -168,7 +168,7 @@ function fileSet(path: string, offsets: Float64Array): DocumentSet & { close(): 
   };
 }
 
-const isPlanted = (a: number, b: number, planted: number) =>
+export const isPlanted = (a: number, b: number, planted: number) =>
   Math.floor(a / PERIOD) === Math.floor(b / PERIOD) &&
   Math.floor(a / PERIOD) < planted &&
   a % PERIOD < 2 &&
@@ -208,6 +208,31 @@ async function reference(
     return scored.sort((x, y) => y.score - x.score).slice(0, m);
   });
   return { top };
+}
+
+/** Planted document pairs' precision and recall at the band's `min`, and the best --min at or above it (0.01 grid). */
+export function plantedQuality<P extends { score: number }>(
+  pairs: readonly P[],
+  isRight: (p: P) => boolean,
+  planted: number,
+  min: number,
+) {
+  const right = pairs.filter(isRight);
+  const quality = (at: number) => {
+    const kept = pairs.filter((p) => p.score >= at).length;
+    const hits = right.filter((p) => p.score >= at).length;
+    const precision = kept ? hits / kept : 0;
+    const recall = hits / planted;
+    return {
+      min: at,
+      pairs: kept,
+      precision,
+      recall,
+      f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0,
+    };
+  };
+  const grid = Array.from({ length: 40 }, (_, i) => quality(Math.round((min + i * 0.01) * 100) / 100));
+  return { proposed: quality(min), best: grid.reduce((x, y) => (y.f1 > x.f1 ? y : x)) };
 }
 
 interface Ref {
@@ -258,23 +283,12 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       }
       writeFileSync(o.dump, `${rows.join('\n')}\n`);
     }
-    const right = pairs.filter((p) => isPlanted(Number(p.a), Number(p.b), planted));
-    const quality = (min: number) => {
-      const kept = pairs.filter((p) => p.score >= min);
-      const hits = right.filter((p) => p.score >= min).length;
-      const precision = kept.length ? hits / kept.length : 0;
-      const recall = hits / planted;
-      return {
-        min,
-        pairs: kept.length,
-        precision,
-        recall,
-        f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0,
-      };
-    };
-    const proposed = quality(band.min);
-    const grid = Array.from({ length: 40 }, (_, i) => quality(Math.round((band.min + i * 0.01) * 100) / 100));
-    const best = grid.reduce((x, y) => (y.f1 > x.f1 ? y : x));
+    const { proposed, best } = plantedQuality(
+      pairs,
+      (p) => isPlanted(Number(p.a), Number(p.b), planted),
+      planted,
+      band.min,
+    );
 
     // Nearest lists against exact TF-IDF cosine on a sample.
     const sample = sampleIds(set.count, Math.min(o.sample, set.count), 7);

@@ -5,9 +5,10 @@ import { DEFAULT_BAND } from './align-band.js';
 
 /** The options of `paramine docs align`, declared once with their flags (src/config.ts). */
 export const alignOptionsSchema = z.object({
-  method: z.enum(['tfidf', 'mean']).default('tfidf').register(cli, {
-    flag: '--method <tfidf|mean>',
-    description: 'document vectors: character n-gram TF-IDF (Turku) or the mean of the sentence embeddings',
+  method: z.enum(['tfidf', 'mean', 'hybrid']).default('tfidf').register(cli, {
+    flag: '--method <tfidf|mean|hybrid>',
+    description:
+      "document scores: character n-gram TF-IDF cosine (Turku), the cosine of the sentence embeddings' means, or hybrid: TF-IDF's candidates scored by the mean of both (needs vectors.f16; separates planted pairs from chance ones best: docs/benchmarks/documents.md)",
   }),
   min: z
     .number()

@@ -236,7 +236,7 @@ export const jobSpecSchema = z
           .optional()
           .describe(
             lines(
-              'Align the documents first, as `paramine docs align` does with these options (method tfidf|mean,',
+              'Align the documents first, as `paramine docs align` does with these options (method tfidf|mean|hybrid,',
               'min, max, partners, same, differ, windowKey, days, dim), then mine within the pairs found.',
             ),
           ),

@@ -108,3 +108,48 @@ t.test('lists that are already exact gain nothing', async (t) => {
   t.same(found.ids, before);
   t.ok(scored > 0, 'the candidates were scored');
 });
+
+t.test('the pass reports its progress, every slice of rows and at the end', async (t) => {
+  // More rows than one slice (1,024): a chain, each found only its next.
+  const n = 2_500;
+  const k = 2;
+  const ids = new Int32Array(n * k).fill(-1);
+  for (let i = 0; i + 1 < n; i++) ids[i * k] = i + 1;
+  const found = {
+    docs: Int32Array.from({ length: n }, (_, i) => i),
+    k,
+    ids,
+    scores: new Float32Array(n * k),
+  };
+  const seen: Array<[number, number]> = [];
+  await addNeighboursOfNeighbours(
+    found,
+    (_, js, out) => {
+      js.forEach((j, x) => {
+        if (j >= 0) out[x] = 0.5;
+      });
+    },
+    {
+      onProgress: (d, total) => {
+        seen.push([d, total]);
+      },
+    },
+  );
+  t.same(seen, [
+    [1_024, n],
+    [2_048, n],
+    [n, n],
+  ]);
+});
+
+t.test('only the rows named are offered lists, and only the documents kept', async (t) => {
+  const found = lists(
+    X.map((_, i) => i),
+    given,
+  );
+  // Row 0 alone, with document 1 (its nearest) not offered: 3 from 2's list, scored exactly.
+  await addNeighboursOfNeighbours(found, rescore, { rows: [0], keep: (j) => j !== 1 });
+  t.same(listOf(found, 0), [2, 3, 4]);
+  t.same(listOf(found, 3), [2, 0, 5], 'the pair went to the other side too');
+  t.same(listOf(found, 4), [5, 0, -1], 'a row not named kept its list');
+});

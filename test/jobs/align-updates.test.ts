@@ -1,5 +1,5 @@
 /**
- * `docs align` honours the index's writes, from the CLI and inside a job, by both methods: a document whose
+ * `docs align` honours the index's writes, from the CLI and inside a job, by every method: a document whose
  * sentences were all deleted is gone, a document made of added sentences pairs with its twin, and the pairs
  * of the rest stay.
  */
@@ -36,7 +36,7 @@ const cli = (...args: string[]) =>
   });
 const key = (p: { a: string; b: string }) => [p.a, p.b].sort().join('~');
 
-t.test('deleted documents leave, added ones pair, by both methods, from the CLI and in a job', async (t) => {
+t.test('deleted documents leave, added ones pair, by every method, from the CLI and in a job', async (t) => {
   // d:1 ~ d:2 (harbour), d:3 ~ d:4 (orchestra), d:5 alone (its twin comes later, added)
   const corpus = join(dir, 'd.txt');
   writeFileSync(corpus, [...harbour, ...orchestra, bridge[0]].join('\n\n'));
@@ -55,7 +55,7 @@ t.test('deleted documents leave, added ones pair, by both methods, from the CLI 
   writeFileSync(added, twin.map((text, i) => JSON.stringify({ text, doc: 'd:6', position: i })).join('\n'));
   cli('add', '--index', index, '--model', MODEL, '--input', added);
 
-  for (const method of ['tfidf', 'mean'] as const) {
+  for (const method of ['tfidf', 'mean', 'hybrid'] as const) {
     const after = await alignIndexDir(index, { method, partners: 1, min: 0.05 });
     const keys = after.pairs.map(key).sort();
     t.notOk(
@@ -78,7 +78,7 @@ t.test('deleted documents leave, added ones pair, by both methods, from the CLI 
       stages.push(`${record.state} ${record.stage.name} ${record.stage.done}/${record.stage.total}`);
     return put(record);
   };
-  for (const method of ['tfidf', 'mean'] as const) {
+  for (const method of ['tfidf', 'mean', 'hybrid'] as const) {
     const job = await manager.create({
       k: 5,
       minCosine: -1,
