@@ -13,7 +13,8 @@
  *      operating point for a lower recall, where a rough latency does); 'full' walks every series to
  *      saturation;
  *   4. the Pareto front (cheapest first) becomes the manifest's `operatingPoints`, and the search
- *      defaults the cheapest point that reaches `targetRecall` (the most accurate one if none does).
+ *      defaults the cheapest point that reaches `targetRecall` (if none does, the cheapest within the sample's
+ *      error of the most accurate one).
  *
  * Every search runs in the native addon's worker threads; this module only times and counts.
  */

@@ -147,7 +147,7 @@ export async function runTune(input: TuneCommandOptions, log: (line: string) => 
     t.reached
       ? `search defaults: nprobe ${c.nprobe}${c.efSearch ? `, efSearch ${c.efSearch}` : ''}, kFactor ${c.kFactor} ` +
           `(cheapest reaching recall@${t.k} ${t.targetRecall})`
-      : `no setting reached recall@${t.k} ${t.targetRecall}; defaults are the most accurate point (${c.recall})`,
+      : `no setting reached recall@${t.k} ${t.targetRecall}; defaults are the cheapest point within the sample's error of the most accurate (recall ${c.recall}; nprobe ${c.nprobe}, kFactor ${c.kFactor})`,
   );
   return result;
 }

@@ -204,6 +204,7 @@ class JobRequestWindow(BaseModel):
 class JobRequestDocPairsAlignMethod(StrEnum):
     tfidf = "tfidf"
     mean = "mean"
+    hybrid = "hybrid"
 
 
 class JobRequestDocPairsAlign(BaseModel):
@@ -229,7 +230,7 @@ class JobRequestDocPairs(BaseModel):
     path: constr(min_length=1) | None = None
     align: JobRequestDocPairsAlign | None = Field(
         None,
-        description="Align the documents first, as `paramine docs align` does with these options (method tfidf|mean,\nmin, max, partners, same, differ, windowKey, days, dim), then mine within the pairs found.",
+        description="Align the documents first, as `paramine docs align` does with these options (method tfidf|mean|hybrid,\nmin, max, partners, same, differ, windowKey, days, dim), then mine within the pairs found.",
     )
     docKey: constr(min_length=1, max_length=200) | None = "doc"
 
