@@ -4,9 +4,11 @@
  * a few word runs as high as a paraphrase written in other words, the embeddings score two documents on one
  * topic high whatever their words. On 10^5 generated documents the mean of both separated the planted pairs
  * from chance ones far better than either (docs/benchmarks/documents.md). The embeddings are kept as int8
- * (one scale a row: 384 bytes a document, not 1,536), well inside what moves a pair across the band.
+ * (one scale a row: 384 bytes a document, not 1,536), well inside what moves a pair across the band. Both
+ * methods that read the mean embeddings (mean, hybrid) read them here.
  */
 import { sha256 } from '../durable.js';
+import { ParamineError } from '../errors.js';
 
 /** Rows of `m` (count x dim, each normalized) as int8 with a scale each: row r's dot product with row s. */
 export class Int8Rows {
@@ -53,14 +55,32 @@ export function hybridScore(
   };
 }
 
-/** The documents' mean embeddings as int8 rows, and their digest (the embeddings are part of the work). */
+/** The digest of the documents' mean embeddings (they are part of an alignment's work: its checkpoint). */
+export const meansDigest = (m: Float32Array): string =>
+  sha256(new Uint8Array(m.buffer, m.byteOffset, m.byteLength));
+
+/** What holds the documents' mean embeddings (a DocumentSet): absent when the index kept none. */
+interface Means {
+  means?: (() => Promise<Float32Array>) | undefined;
+}
+
+/** The documents' mean embeddings (methods mean and hybrid), or what to do when the index kept none. */
+export function readMeans(set: Means, method: string): Promise<Float32Array> {
+  if (set.means === undefined) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      `method ${method} needs the kept embeddings (vectors.f16; build with --vectors f16), or use --method tfidf`,
+      { field: 'method' },
+    );
+  }
+  return set.means();
+}
+
+/** The documents' mean embeddings as int8 rows, and their digest; the floats are not kept. */
 export async function meanRows(
-  means: (() => Promise<Float32Array>) | undefined,
-  count: number,
+  set: Means & { count: number },
+  method: string,
 ): Promise<{ rows: Int8Rows; digest: string }> {
-  const m = await (means as () => Promise<Float32Array>)();
-  return {
-    rows: Int8Rows.from(m, m.length / count),
-    digest: sha256(new Uint8Array(m.buffer, m.byteOffset, m.byteLength)),
-  };
+  const m = await readMeans(set, method);
+  return { rows: Int8Rows.from(m, m.length / set.count), digest: meansDigest(m) };
 }

@@ -4,7 +4,8 @@
  * for the number of documents (align-search.ts) and, for tfidf, from its rare n-grams (align-rare.ts), and
  * are re-scored by their exact TF-IDF cosine (align-grams.ts); a pair found from one side joins the other
  * side's list (addReverse), and each list is offered its best neighbours' lists (align-hops.ts). The band
- * is read from each document's nearest (align-band.ts), near copies collapse (align-copies.ts), and each document keeps at most `partners` pairs inside the band, best first.
+ * is read from each document's nearest (align-band.ts), near copies collapse (align-copies.ts), and each
+ * document keeps at most `partners` pairs inside the band, best first.
  * Distributed (queue/align.ts): between the index and the rest, workers search shares of the documents into
  * the work directory (alignShare), and this process reads them back as it reads a run cut short.
  */
@@ -18,7 +19,7 @@ import { AlignCheckpoint, type Resumed } from './align-checkpoint.js';
 import { type CopyGroup, copyGroups, copyRepresentatives } from './align-copies.js';
 import { DocGrams } from './align-grams.js';
 import { addNeighboursOfNeighbours } from './align-hops.js';
-import { hybridScore, meanRows } from './align-hybrid.js';
+import { hybridScore, meanRows, meansDigest, readMeans } from './align-hybrid.js';
 import type { AlignOptions } from './align-options.js';
 import { RARE_DEPTH, RareGrams } from './align-rare.js';
 import { checkKeys, compatible } from './align-scope.js';
@@ -218,13 +219,6 @@ async function prepare(
   checkpoint: AlignCheckpoint | undefined;
   fingerprint: string;
 }> {
-  if (o.method !== 'tfidf' && set.means === undefined) {
-    throw new ParamineError(
-      'BAD_INPUT',
-      `method ${o.method} needs the kept embeddings (vectors.f16; build with --vectors f16), or use --method tfidf`,
-      { field: 'method' },
-    );
-  }
   const { vectors, rescore, more, digest } = await documentVectors(set, o, hooks.onProgress);
   // Room for the band and the scope to drop candidates before `partners` are found.
   const k = o.partners * 8;
@@ -379,7 +373,7 @@ async function documentVectors(
 }> {
   if (o.method !== 'mean') {
     // Hybrid: the embeddings' means first, kept as int8, so their floats are gone before the n-grams come.
-    const means = o.method === 'hybrid' ? await meanRows(set.means, set.count) : undefined;
+    const means = o.method === 'hybrid' ? await meanRows(set, o.method) : undefined;
     const { grams, digest } = await docGrams(set, progress);
     const rare = RareGrams.build(grams);
     const tfidf = (i: number, js: Int32Array, out: Float32Array) => grams.cosines(i, js, out);
@@ -390,10 +384,10 @@ async function documentVectors(
       digest: means === undefined ? digest : sha256(`${digest}\n${means.digest}`),
     };
   }
-  const m = await (set.means as () => Promise<Float32Array>)();
+  const m = await readMeans(set, o.method);
   const dim = m.length / set.count;
   return {
     vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) },
-    digest: sha256(new Uint8Array(m.buffer, m.byteOffset, m.byteLength)),
+    digest: meansDigest(m),
   };
 }

@@ -2,10 +2,10 @@
  * A look at an LMDB data file before lmdb-js maps it. LMDB trusts its file: a truncated one is mapped and
  * read past its end (SIGBUS), junk is walked as a B-tree. So a file that is not LMDB, or that ends before a
  * page its newest meta page reaches through the trees' root and branch pages (the free list's, the main
- * tree's and each named database's), is refused as BAD_FILE. The meta page's last page number is no measure of the length: LMDB
- * does not write a page dirtied and freed in the same transaction ("loose", now on the free list), so a
- * sound file may end short of it (seen: a 400,000-sentence store 10 pages short, refused before).
- * (A flipped bit inside a data page, or a cut that takes only free pages or the overflow pages of long
+ * tree's and each named database's), is refused as BAD_FILE. The meta page's last page number is no measure
+ * of the length: LMDB does not write a page dirtied and freed in the same transaction ("loose", now on the
+ * free list), so a sound file may end short of it (seen: a 400,000-sentence store 10 pages short, refused
+ * before). (A flipped bit inside a data page, or a cut that takes only free pages or the overflow pages of long
  * values, is beyond this check: LMDB keeps no page checksums.)
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
