@@ -10,7 +10,7 @@
  *
  *   npm run -s lab -- docs-scale-mine --n 100000
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -21,7 +21,8 @@ import { readManifest } from '../../dist/index/index.js';
 import { buildIndex } from '../../dist/indexer/build.js';
 import { type Alignment, alignOptionsSchema, type DocPair } from '../../dist/jobs/align.js';
 import { alignIndexDir } from '../../dist/jobs/align-index.js';
-import { generate, isPlanted, plantedQuality } from './docs-scale.js';
+import { openIndexSentences } from '../../dist/store/index.js';
+import { generate, isPlanted, PERIOD, plantedQuality } from './docs-scale.js';
 import { mine } from './scopes-mining.js';
 
 const schema = z.object({
@@ -32,6 +33,7 @@ const schema = z.object({
   k: z.coerce.number().int().min(1),
   minCosine: z.coerce.number().min(-1).max(1),
   globalRecall: z.coerce.number().gt(0).max(1).optional(),
+  globalPlanted: z.boolean().default(false),
   methods: z.array(alignOptionsSchema.shape.method.unwrap()).min(1),
   work: z.string().min(1).optional(),
 });
@@ -58,6 +60,24 @@ export function plantedIndex(pairs: ReadonlyArray<readonly [string, string]>) {
   };
 }
 
+/**
+ * The sentence ids of the planted documents (rows below `planted` x PERIOD come first in the corpus): every
+ * planted pair's both sides are in [0, end), so a global job querying only those finds every planted pair a
+ * job querying all would (a pair is found from either side's query) at a share of its cost.
+ */
+async function plantedRange(index: string, planted: number): Promise<{ start: number; end: number }> {
+  const { groups, close } = openIndexSentences(index, await readManifest(index));
+  try {
+    if (groups === undefined) throw new Error(`${index} has no document groups`);
+    for (let row = planted * PERIOD; ; row++) {
+      const ids = groups.ids('doc', `d${row}`);
+      if (ids.length > 0) return { start: 0, end: Math.min(...ids) };
+    }
+  } finally {
+    await close();
+  }
+}
+
 /** Planted document pairs among `pairs` (ids `d<row>`), at the proposed band and the best --min above it. */
 function alignedQuality(a: Alignment, planted: number) {
   const row = (id: string) => Number(id.slice(1));
@@ -78,23 +98,46 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     await buildIndex({ inputs: [corpus], out: index, documents: true, quiet: true, resume: true });
     const buildSeconds = (performance.now() - b0) / 1000;
     const manifest = await readManifest(index);
-    const alignments: Record<string, { seconds: number; alignment: Alignment }> = {};
+    const alignments: Record<string, { seconds: number; peakRssGiB: number; alignment: Alignment }> = {};
     for (const method of o.methods) {
+      // With --work an alignment cut short resumes from its checkpoint, and a finished one is read back.
+      const done = join(dir, `aligned-${method}.json`);
+      if (o.work !== undefined && existsSync(done)) {
+        alignments[method] = JSON.parse(readFileSync(done, 'utf8'));
+        continue;
+      }
+      const work = o.work === undefined ? undefined : join(dir, `align-${method}`);
       const a0 = performance.now();
-      const alignment = await alignIndexDir(index, { partners: 1, autoBand: true, method });
-      alignments[method] = { seconds: (performance.now() - a0) / 1000, alignment };
+      const { nearest: _, ...alignment } = await alignIndexDir(
+        index,
+        { partners: 1, autoBand: true, method },
+        { work },
+      );
+      // The process's peak so far: the alignment's own where the build was read back, not run.
+      const peakRssGiB = (process.resourceUsage().maxRSS * 1024) / 2 ** 30;
+      alignments[method] = { seconds: (performance.now() - a0) / 1000, peakRssGiB, alignment };
       writeFileSync(
         join(dir, `aligned-${method}.jsonl`),
         alignment.pairs.map((p) => `${JSON.stringify(p)}\n`).join(''),
       );
+      writeFileSync(done, JSON.stringify(alignments[method]));
     }
     const spec = { k: o.k, minCosine: o.minCosine, batchSize: 256 };
     const within = (m: string) => `within ${m}-aligned document pairs`;
+    // With --global-planted the global job queries the planted documents' sentences only, and its time is
+    // scaled to all of the index's (queries cost alike: each searches the whole index).
+    const range = o.globalPlanted ? await plantedRange(index, planted) : undefined;
+    const globalScale = range === undefined ? 1 : manifest.ntotal / range.end;
+    const globalSpec = {
+      ...spec,
+      ...(range === undefined ? {} : { scope: { kind: 'range', ...range } }),
+      // The operating point asked for (else the index's tuned one, as a user's job runs).
+      ...(o.globalRecall === undefined ? {} : { recall: o.globalRecall }),
+    };
     const runs = await mine(
       index,
       Object.fromEntries([
-        // The global job at the operating point asked for (else the index's tuned one, as a user's job runs).
-        ['global', o.globalRecall === undefined ? spec : { ...spec, recall: o.globalRecall }],
+        ['global', globalSpec],
         ...o.methods.map((m) => [within(m), { ...spec, docPairs: { path: `aligned-${m}.jsonl` } }]),
       ]),
       dir,
@@ -106,8 +149,10 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       const found = new Set(hits).size;
       const method = o.methods.find((m) => within(m) === name);
       const alignSeconds = method === undefined ? 0 : (alignments[method]?.seconds ?? 0);
+      const scale = name === 'global' ? globalScale : 1;
       rows[name] = {
-        seconds: r.seconds + alignSeconds,
+        seconds: r.seconds * scale + alignSeconds,
+        measuredSeconds: r.seconds + alignSeconds,
         alignSeconds,
         jobSeconds: r.seconds,
         pairs: r.pairs.length,
@@ -118,19 +163,22 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     }
     const global = rows.global as Record<string, number>;
     const f = (x: number) => x.toFixed(3);
-    const docRows = Object.entries(alignments).map(([method, { seconds, alignment }]) => {
+    const docRows = Object.entries(alignments).map(([method, { seconds, peakRssGiB, alignment }]) => {
       const q = alignedQuality(alignment, planted);
       return {
         method,
         seconds,
+        peakRssGiB,
         pairs: alignment.pairs.length,
+        // A run cut short and resumed: its seconds are the last run's only.
+        resumed: (alignment.resumed?.index ?? false) || (alignment.resumed?.searched ?? 0) > 0,
         band: { min: alignment.band.min, max: alignment.band.max },
         ...q,
       };
     });
     const docTable = docRows.map(
       (d) =>
-        `| ${d.method} | ${d.seconds.toFixed(1)} | [${d.band.min}, ${d.band.max}) | ${d.pairs} | ` +
+        `| ${d.method} | ${d.seconds.toFixed(1)}${d.resumed ? ' (resumed)' : ''} | ${d.peakRssGiB.toFixed(2)} GiB | [${d.band.min}, ${d.band.max}) | ${d.pairs} | ` +
         `P ${f(d.proposed.precision)}, R ${f(d.proposed.recall)} | ${d.best.min}: P ${f(d.best.precision)}, R ${f(d.best.recall)}, F1 ${f(d.best.f1)} |`,
     );
     const table = Object.entries(rows).map(
@@ -148,9 +196,12 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     const markdown =
       `${o.n} documents, ${manifest.ntotal} sentences (index ${manifest.factory}, built in ${(buildSeconds / 60).toFixed(1)} min; ` +
       `its tuned search: nprobe ${point?.nprobe}, kFactor ${point?.kFactor}; the global job's: ${o.globalRecall === undefined ? 'that' : `the cheapest reaching recall@10 ${o.globalRecall}`}), ` +
+      (range === undefined
+        ? ''
+        : `the global job queried the planted documents' ${range.end} sentences (its seconds scaled by ${globalScale.toFixed(2)} to all ${manifest.ntotal}: measured ${global.measuredSeconds?.toFixed(1)} s), `) +
       `${planted} planted document pairs holding ${plantedPairs.length} planted paraphrase pairs.\n\n` +
-      '| docs align (partners 1, the proposed band) | seconds | band | pairs | planted document pairs at the band | best --min above it |\n' +
-      `|---|---:|---|---:|---|---|\n${docTable.join('\n')}\n\n` +
+      '| docs align (partners 1, the proposed band) | seconds | peak RSS so far | band | pairs | planted document pairs at the band | best --min above it |\n' +
+      `|---|---:|---:|---|---:|---|---|\n${docTable.join('\n')}\n\n` +
       `| mining (k ${o.k}, cosine >= ${o.minCosine}) | seconds | pairs | planted pairs found | recall | precision (pairs joining a planted pair's sides) |\n` +
       `|---|---:|---:|---:|---:|---:|\n${table.join('\n')}\n\n` +
       `${against.join('\n\n')}\n`;
@@ -164,6 +215,8 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
         planted: plantedPairs.length,
         plantedDocumentPairs: planted,
         buildSeconds,
+        globalRange: range ?? null,
+        globalScale,
         align: docRows,
         mining: rows,
       },
@@ -198,6 +251,10 @@ export const docsScaleMine = defineBenchmark({
       .option(
         '--global-recall <r>',
         "the global job's operating point: the cheapest reaching this recall@10 (default: the index's tuned one)",
+      )
+      .option(
+        '--global-planted',
+        "the global job queries the planted documents' sentences only (every planted pair's sides), its time scaled to the whole index",
       )
       .option('--work <dir>', 'keep the corpus and index there (a rerun resumes or reuses the build)'),
   schema,

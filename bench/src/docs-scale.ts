@@ -51,7 +51,7 @@ const schema = z.object({
 type Options = z.output<typeof schema>;
 
 /** Every PERIOD documents, the first two are a planted pair. */
-const PERIOD = 20;
+export const PERIOD = 20;
 
 function lines(path: string): string[] {
   return readFileSync(path, 'utf8')

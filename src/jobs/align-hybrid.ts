@@ -61,11 +61,14 @@ export const meansDigest = (m: Float32Array): string =>
 
 /** What holds the documents' mean embeddings (a DocumentSet): absent when the index kept none. */
 interface Means {
-  means?: (() => Promise<Float32Array>) | undefined;
+  means?: ((progress?: (done: number, total: number) => void) => Promise<Float32Array>) | undefined;
 }
 
+/** How far the reading of the embeddings is, as the alignment's `means` stage. */
+type Progress = (stage: 'means', done: number, total: number) => void;
+
 /** The documents' mean embeddings (methods mean and hybrid), or what to do when the index kept none. */
-export function readMeans(set: Means, method: string): Promise<Float32Array> {
+export function readMeans(set: Means, method: string, progress?: Progress): Promise<Float32Array> {
   if (set.means === undefined) {
     throw new ParamineError(
       'BAD_INPUT',
@@ -73,14 +76,15 @@ export function readMeans(set: Means, method: string): Promise<Float32Array> {
       { field: 'method' },
     );
   }
-  return set.means();
+  return set.means(progress && ((done, total) => progress('means', done, total)));
 }
 
 /** The documents' mean embeddings as int8 rows, and their digest; the floats are not kept. */
 export async function meanRows(
   set: Means & { count: number },
   method: string,
+  progress?: Progress,
 ): Promise<{ rows: Int8Rows; digest: string }> {
-  const m = await readMeans(set, method);
+  const m = await readMeans(set, method, progress);
   return { rows: Int8Rows.from(m, m.length / set.count), digest: meansDigest(m) };
 }

@@ -42,7 +42,7 @@ export interface DocumentSet {
   text(r: number): string;
   meta(r: number): Readonly<Record<string, unknown>>;
   /** The mean method's vectors: count x dim, each row a normalized mean of sentence embeddings. */
-  means?: (() => Promise<Float32Array>) | undefined;
+  means?: ((progress?: (done: number, total: number) => void) => Promise<Float32Array>) | undefined;
 }
 
 export interface DocPair {
@@ -56,7 +56,7 @@ export interface DocPair {
  * then each list offered its neighbours' lists (~6% of the search's time at 10^6).
  */
 export type AlignProgress = (
-  stage: 'grams' | NearestStage | 'neighbours',
+  stage: 'means' | 'grams' | NearestStage | 'neighbours',
   done: number,
   total: number,
   /** Done by a run cut short and read back (align-checkpoint.ts). */
@@ -373,7 +373,7 @@ async function documentVectors(
 }> {
   if (o.method !== 'mean') {
     // Hybrid: the embeddings' means first, kept as int8, so their floats are gone before the n-grams come.
-    const means = o.method === 'hybrid' ? await meanRows(set, o.method) : undefined;
+    const means = o.method === 'hybrid' ? await meanRows(set, o.method, progress) : undefined;
     const { grams, digest } = await docGrams(set, progress);
     const rare = RareGrams.build(grams);
     const tfidf = (i: number, js: Int32Array, out: Float32Array) => grams.cosines(i, js, out);
@@ -384,7 +384,7 @@ async function documentVectors(
       digest: means === undefined ? digest : sha256(`${digest}\n${means.digest}`),
     };
   }
-  const m = await readMeans(set, o.method);
+  const m = await readMeans(set, o.method, progress);
   const dim = m.length / set.count;
   return {
     vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) },

@@ -81,28 +81,40 @@ function normalizeRows(m: Float32Array, dim: number): void {
   }
 }
 
-async function meanVectors(docs: Doc[], parts: AlignParts): Promise<Float32Array> {
+/** Documents whose built rows are read in one readIds call: one worker-thread gather, not a read a sentence. */
+const MEAN_CHUNK = 4096;
+
+async function meanVectors(
+  docs: Doc[],
+  parts: AlignParts,
+  progress?: (done: number, total: number) => void,
+): Promise<Float32Array> {
   const vectors = parts.vectors as VectorFile;
   const dim = vectors.dim;
   const m = new Float32Array(docs.length * dim);
-  for (const [r, d] of docs.entries()) {
+  const addTo = (r: number, v: Float32Array, at: number) => {
     const row = m.subarray(r * dim, (r + 1) * dim);
-    const add = (v: Float32Array) => {
-      for (let i = 0; i < dim; i++) row[i] = (row[i] as number) + (v[i] as number);
-    };
+    for (let i = 0; i < dim; i++) row[i] = (row[i] as number) + (v[at + i] as number);
+  };
+  for (let first = 0; first < docs.length; first += MEAN_CHUNK) {
+    const chunk = docs.slice(first, first + MEAN_CHUNK);
     // Built sentences from vectors.f16; added ones (ids from the updates' base on) as they were embedded.
-    const built = d.sentences.filter((id) => id < vectors.count);
-    const added = d.sentences.filter((id) => id >= vectors.count);
-    for (const id of built) add(await vectors.read(id, 1));
-    if (added.length > 0) {
+    const built = chunk.map((d) => d.sentences.filter((id) => id < vectors.count));
+    const rows = await vectors.readIds(built.flat());
+    let at = 0;
+    for (const [k, d] of chunk.entries()) {
+      for (let s = 0; s < (built[k] as number[]).length; s++, at += dim) addTo(first + k, rows, at);
+      const added = d.sentences.filter((id) => id >= vectors.count);
+      if (added.length === 0) continue;
       if (parts.added === undefined || added.some((id) => id < parts.added!.base)) {
         throw new ParamineError('BAD_INPUT', `method mean: no embedding kept for sentence ${added[0]}`, {
           field: 'method',
         });
       }
-      const rows = parts.added.vectors(added);
-      for (let k = 0; k < added.length; k++) add(rows.subarray(k * dim, (k + 1) * dim));
+      const extra = parts.added.vectors(added);
+      for (let s = 0; s < added.length; s++) addTo(first + k, extra, s * dim);
     }
+    progress?.(first + chunk.length, docs.length);
   }
   normalizeRows(m, dim);
   return m;
@@ -136,7 +148,7 @@ function documentSet(parts: AlignParts, o: AlignOptions): DocumentSet {
     text: (r) =>
       (docs[r] as Doc).sentences.map((id) => (parts.store.get(id) as SentenceRecord).text).join(' '),
     meta: (r) => (docs[r] as Doc).meta,
-    means: parts.vectors === undefined ? undefined : () => meanVectors(docs, parts),
+    means: parts.vectors === undefined ? undefined : (progress) => meanVectors(docs, parts, progress),
   };
 }
 

@@ -56,7 +56,14 @@ t.test('deleted documents leave, added ones pair, by every method, from the CLI 
   cli('add', '--index', index, '--model', MODEL, '--input', added);
 
   for (const method of ['tfidf', 'mean', 'hybrid'] as const) {
-    const after = await alignIndexDir(index, { method, partners: 1, min: 0.05 });
+    const means: string[] = [];
+    const after = await alignIndexDir(
+      index,
+      { method, partners: 1, min: 0.05 },
+      { onProgress: (stage, done, total) => stage === 'means' && means.push(`${done}/${total}`) },
+    );
+    // Reading the embeddings (built and added ones) is a stage of its own, as the n-grams are.
+    t.same(means, method === 'tfidf' ? [] : ['5/5'], `${method}: the means stage's progress`);
     const keys = after.pairs.map(key).sort();
     t.notOk(
       keys.some((k) => k.includes('d:2')),
