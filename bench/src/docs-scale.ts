@@ -210,12 +210,16 @@ async function reference(
   return { top };
 }
 
-/** Planted document pairs' precision and recall at the band's `min`, and the best --min at or above it (0.01 grid). */
+/**
+ * Planted document pairs' precision and recall at the band's `min`, the best --min (F1) on a 0.01 grid from
+ * `from` (the pairs must reach down to it), and the most recall any of those cuts keeps at precision >= 0.8.
+ */
 export function plantedQuality<P extends { score: number }>(
   pairs: readonly P[],
   isRight: (p: P) => boolean,
   planted: number,
   min: number,
+  from = min,
 ) {
   const right = pairs.filter(isRight);
   const quality = (at: number) => {
@@ -231,8 +235,14 @@ export function plantedQuality<P extends { score: number }>(
       f1: precision + recall ? (2 * precision * recall) / (precision + recall) : 0,
     };
   };
-  const grid = Array.from({ length: 40 }, (_, i) => quality(Math.round((min + i * 0.01) * 100) / 100));
-  return { proposed: quality(min), best: grid.reduce((x, y) => (y.f1 > x.f1 ? y : x)) };
+  const steps = Math.max(40, Math.ceil((min - from) / 0.01) + 40);
+  const grid = Array.from({ length: steps }, (_, i) => quality(Math.round((from + i * 0.01) * 100) / 100));
+  const precise = grid.filter((q) => q.precision >= 0.8);
+  return {
+    proposed: quality(min),
+    best: grid.reduce((x, y) => (y.f1 > x.f1 ? y : x)),
+    atPrecision80: precise.length ? precise.reduce((x, y) => (y.recall > x.recall ? y : x)) : null,
+  };
 }
 
 interface Ref {

@@ -33,7 +33,9 @@ export async function mine(
   dataDir?: string,
 ): Promise<Record<string, { pairs: MinedPair[]; seconds: number }>> {
   const service = await openService({ index, reranker: false });
-  const jobs = service.openJobs({ dir: join(index, '..', `jobs-${Date.now()}`), dataDir });
+  // The jobs' store is read here and removed after: a kept work directory would gather one a run.
+  const jobsDir = join(index, '..', `jobs-${Date.now()}`);
+  const jobs = service.openJobs({ dir: jobsDir, dataDir });
   const out: Record<string, { pairs: MinedPair[]; seconds: number }> = {};
   try {
     for (const [name, spec] of Object.entries(specs)) {
@@ -44,6 +46,7 @@ export async function mine(
     }
   } finally {
     await service.close();
+    rmSync(jobsDir, { recursive: true, force: true });
   }
   return out;
 }
