@@ -22,9 +22,18 @@ import { buildIndex } from '../../dist/indexer/build.js';
 import { type Alignment, alignOptionsSchema, type DocPair } from '../../dist/jobs/align.js';
 import { DEFAULT_BAND } from '../../dist/jobs/align-band.js';
 import { alignIndexDir } from '../../dist/jobs/align-index.js';
+import type { Neighbours } from '../../dist/jobs/align-search.js';
 import { openIndexSentences } from '../../dist/store/index.js';
 import { generate, isPlanted, PERIOD, plantedQuality } from './docs-scale.js';
 import { mine } from './scopes-mining.js';
+
+interface AlignRun {
+  seconds: number;
+  stages: Record<string, number>;
+  peakRssGiB: number;
+  candidates: { ownSide: number; eitherSide: number } | undefined;
+  alignment: Alignment;
+}
 
 const schema = z.object({
   data: z.string().min(1),
@@ -85,6 +94,61 @@ async function plantedRange(
   }
 }
 
+/** The generator's row of each document the alignment numbers (its DocumentSet: the `doc` groups in order). */
+async function documentRows(index: string): Promise<Int32Array> {
+  const { groups, close } = openIndexSentences(index, await readManifest(index));
+  try {
+    if (groups === undefined) throw new Error(`${index} has no document groups`);
+    return Int32Array.from(groups.groups('doc'), (g) => Number(String(g.value).slice(1)));
+  } finally {
+    await close();
+  }
+}
+
+/**
+ * The planted document pairs whose partner is among the candidates the pairs are chosen from: from one side's
+ * list (each side counted) and from either side's: what any band could keep at best.
+ */
+function plantedAmongCandidates(nearest: Neighbours, rows: Int32Array, planted: number) {
+  const setRow = new Map<number, number>();
+  rows.forEach((row, r) => {
+    if (isPlanted(row, row % PERIOD === 0 ? row + 1 : row - 1, planted)) setRow.set(row, r);
+  });
+  const listOf = new Map<number, number>();
+  nearest.docs.forEach((d, x) => {
+    if (setRow.has(rows[d] as number)) listOf.set(d, x);
+  });
+  const lists = (a: number | undefined, b: number | undefined) => {
+    const x = a === undefined ? undefined : listOf.get(a);
+    if (x === undefined || b === undefined) return false;
+    return nearest.ids.subarray(x * nearest.k, (x + 1) * nearest.k).includes(b);
+  };
+  let [own, either] = [0, 0];
+  for (let p = 0; p < planted; p++) {
+    const [a, b] = [setRow.get(p * PERIOD), setRow.get(p * PERIOD + 1)];
+    const [ab, ba] = [lists(a, b), lists(b, a)];
+    own += Number(ab) + Number(ba);
+    either += Number(ab || ba);
+  }
+  return { ownSide: own / (2 * planted), eitherSide: either / planted };
+}
+
+/** Each stage's seconds, from its first progress report to the next stage's (the last: to `end`). */
+function stageClock() {
+  const starts = new Map<string, number>();
+  return {
+    onProgress: (stage: string) => {
+      if (!starts.has(stage)) starts.set(stage, performance.now());
+    },
+    seconds(end: number): Record<string, number> {
+      const sorted = [...starts].sort((x, y) => x[1] - y[1]);
+      return Object.fromEntries(
+        sorted.map(([stage, at], i) => [stage, Math.round(((sorted[i + 1]?.[1] ?? end) - at) / 100) / 10]),
+      );
+    },
+  };
+}
+
 /**
  * Alignments run from this --min, so that every cut above it can be scored; the band the data proposes is
  * applied afterwards (partners are chosen best first, so the pairs above any cut are the ones aligning at it
@@ -115,7 +179,8 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     await buildIndex({ inputs: [corpus], out: index, documents: true, quiet: true, resume: true });
     const buildSeconds = (performance.now() - b0) / 1000;
     const manifest = await readManifest(index);
-    const alignments: Record<string, { seconds: number; peakRssGiB: number; alignment: Alignment }> = {};
+    const alignments: Record<string, AlignRun> = {};
+    let order: Int32Array | undefined;
     for (const method of o.methods) {
       // With --work an alignment cut short resumes from its checkpoint, and a finished one is read back.
       const done = join(dir, `aligned-${method}.json`);
@@ -124,15 +189,25 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
         continue;
       }
       const work = o.work === undefined ? undefined : join(dir, `align-${method}`);
+      const clock = stageClock();
       const a0 = performance.now();
-      const { nearest: _, ...alignment } = await alignIndexDir(
+      const { nearest, ...alignment } = await alignIndexDir(
         index,
         { partners: 1, autoBand: true, min: FLOOR, method },
-        { work },
+        { work, onProgress: clock.onProgress },
       );
+      const end = performance.now();
       // The process's peak so far: the alignment's own where the build was read back, not run.
       const peakRssGiB = (process.resourceUsage().maxRSS * 1024) / 2 ** 30;
-      alignments[method] = { seconds: (performance.now() - a0) / 1000, peakRssGiB, alignment };
+      const candidates =
+        nearest && plantedAmongCandidates(nearest, (order ??= await documentRows(index)), planted);
+      alignments[method] = {
+        seconds: (end - a0) / 1000,
+        stages: clock.seconds(end),
+        peakRssGiB,
+        candidates,
+        alignment,
+      };
       writeFileSync(done, JSON.stringify(alignments[method]));
     }
     // What the mining jobs read: each alignment's pairs at the band the data proposes.
@@ -181,26 +256,37 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     }
     const global = rows.global as Record<string, number>;
     const f = (x: number) => x.toFixed(3);
-    const docRows = Object.entries(alignments).map(([method, { seconds, peakRssGiB, alignment }]) => {
-      const q = alignedQuality(alignment, planted);
-      return {
-        method,
-        seconds,
-        peakRssGiB,
-        pairs: alignment.pairs.filter((p) => p.score >= proposedMin(alignment)).length,
-        // A run cut short and resumed: its seconds are the last run's only.
-        resumed: (alignment.resumed?.index ?? false) || (alignment.resumed?.searched ?? 0) > 0,
-        band: { min: proposedMin(alignment), max: alignment.band.max },
-        // No proposal: the default --min, below FLOOR, so the pairs between are not scored.
-        bandProposed: alignment.band.proposed.min !== undefined,
-        ...q,
-      };
-    });
+    const docRows = Object.entries(alignments).map(
+      ([method, { seconds, stages, peakRssGiB, candidates, alignment }]) => {
+        const q = alignedQuality(alignment, planted);
+        return {
+          method,
+          seconds,
+          stages,
+          peakRssGiB,
+          candidates,
+          pairs: alignment.pairs.filter((p) => p.score >= proposedMin(alignment)).length,
+          // A run cut short and resumed: its seconds are the last run's only.
+          resumed: (alignment.resumed?.index ?? false) || (alignment.resumed?.searched ?? 0) > 0,
+          band: { min: proposedMin(alignment), max: alignment.band.max },
+          // No proposal: the default --min, below FLOOR, so the pairs between are not scored.
+          bandProposed: alignment.band.proposed.min !== undefined,
+          ...q,
+        };
+      },
+    );
     const docTable = docRows.map(
       (d) =>
         `| ${d.method} | ${d.seconds.toFixed(1)}${d.resumed ? ' (resumed)' : ''} | ${d.peakRssGiB.toFixed(2)} GiB | [${d.band.min}, ${d.band.max})${d.bandProposed ? '' : ` (none proposed; scored from ${FLOOR})`} | ${d.pairs} | ` +
         `P ${f(d.proposed.precision)}, R ${f(d.proposed.recall)} | ${d.best.min}: P ${f(d.best.precision)}, R ${f(d.best.recall)}, F1 ${f(d.best.f1)} | ` +
-        `${d.atPrecision80 ? `${d.atPrecision80.min}: R ${f(d.atPrecision80.recall)} (P ${f(d.atPrecision80.precision)})` : 'none'} |`,
+        `${d.atPrecision80 ? `${d.atPrecision80.min}: R ${f(d.atPrecision80.recall)} (P ${f(d.atPrecision80.precision)})` : 'none'} | ` +
+        `${d.candidates ? `${f(d.candidates.eitherSide)} (one side's: ${f(d.candidates.ownSide)})` : '-'} |`,
+    );
+    const stageLines = docRows.map(
+      (d) =>
+        `${d.method}: ${Object.entries(d.stages)
+          .map(([stage, sec]) => `${stage} ${sec} s`)
+          .join(', ')}`,
     );
     const table = Object.entries(rows).map(
       ([name, m]) =>
@@ -221,8 +307,9 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
         ? ''
         : `the global job queried the planted documents' ${range.end} sentences (its seconds scaled by ${globalScale.toFixed(2)} to all ${manifest.ntotal}: measured ${global.measuredSeconds?.toFixed(1)} s), `) +
       `${planted} planted document pairs holding ${plantedPairs.length} planted paraphrase pairs.\n\n` +
-      `| docs align (partners 1, the proposed band) | seconds | peak RSS so far | band | pairs | planted document pairs at the band | best --min (F1; cuts from ${FLOOR}) | most recall at P >= 0.8 |\n` +
-      `|---|---:|---:|---|---:|---|---|---|\n${docTable.join('\n')}\n\n` +
+      `| docs align (partners 1, the proposed band) | seconds | peak RSS so far | band | pairs | planted document pairs at the band | best --min (F1; cuts from ${FLOOR}) | most recall at P >= 0.8 | planted pairs among the candidates |\n` +
+      `|---|---:|---:|---|---:|---|---|---|---:|\n${docTable.join('\n')}\n\n` +
+      `stages (seconds from each one's first progress report): ${stageLines.join('; ')}\n\n` +
       `| mining (k ${o.k}, cosine >= ${o.minCosine}) | seconds | pairs | planted pairs found | recall | precision (pairs joining a planted pair's sides) |\n` +
       `|---|---:|---:|---:|---:|---:|\n${table.join('\n')}\n\n` +
       `${against.join('\n\n')}\n`;
