@@ -44,7 +44,9 @@ const schema = z.object({
   minCosine: z.coerce.number().min(-1).max(1),
   globalRecall: z.coerce.number().gt(0).max(1).optional(),
   globalPlanted: z.boolean().default(false),
-  methods: z.array(alignOptionsSchema.shape.method.unwrap()).min(1),
+  alignOnly: z.boolean().default(false),
+  // hybrid-joint: hybrid whose search vectors estimate the hybrid score (AlignHooks.jointSearch).
+  methods: z.array(z.union([alignOptionsSchema.shape.method.unwrap(), z.literal('hybrid-joint')])).min(1),
   work: z.string().min(1).optional(),
 });
 type Options = z.output<typeof schema>;
@@ -193,8 +195,8 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       const a0 = performance.now();
       const { nearest, ...alignment } = await alignIndexDir(
         index,
-        { partners: 1, autoBand: true, min: FLOOR, method },
-        { work, onProgress: clock.onProgress },
+        { partners: 1, autoBand: true, min: FLOOR, method: method === 'hybrid-joint' ? 'hybrid' : method },
+        { work, onProgress: clock.onProgress, jointSearch: method === 'hybrid-joint' },
       );
       const end = performance.now();
       // The process's peak so far: the alignment's own where the build was read back, not run.
@@ -227,14 +229,16 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       // The operating point asked for (else the index's tuned one, as a user's job runs).
       ...(o.globalRecall === undefined ? {} : { recall: o.globalRecall }),
     };
-    const runs = await mine(
-      index,
-      Object.fromEntries([
-        ['global', globalSpec],
-        ...o.methods.map((m) => [within(m), { ...spec, docPairs: { path: `aligned-${m}.jsonl` } }]),
-      ]),
-      dir,
-    );
+    const runs = o.alignOnly
+      ? {}
+      : await mine(
+          index,
+          Object.fromEntries([
+            ['global', globalSpec],
+            ...o.methods.map((m) => [within(m), { ...spec, docPairs: { path: `aligned-${m}.jsonl` } }]),
+          ]),
+          dir,
+        );
     const plantedOf = plantedIndex(plantedPairs);
     const rows: Record<string, Record<string, number>> = {};
     for (const [name, r] of Object.entries(runs)) {
@@ -254,7 +258,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
         precision: r.pairs.length ? hits.length / r.pairs.length : 0,
       };
     }
-    const global = rows.global as Record<string, number>;
+    const global = rows.global;
     const f = (x: number) => x.toFixed(3);
     const docRows = Object.entries(alignments).map(
       ([method, { seconds, stages, peakRssGiB, candidates, alignment }]) => {
@@ -293,17 +297,17 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
         `| ${name} | ${(m.seconds as number).toFixed(1)}${name === 'global' ? '' : ` (align ${(m.alignSeconds as number).toFixed(1)} + job ${(m.jobSeconds as number).toFixed(1)})`} | ${m.pairs} | ${m.found} | ${f(m.recall as number)} | ${f(m.precision as number)} |`,
     );
     const against = Object.entries(rows)
-      .filter(([name]) => name !== 'global')
+      .filter(([name]) => name !== 'global' && global !== undefined)
       .map(
         ([name, m]) =>
-          `${name}: recall ${f((m.recall as number) - (global.recall as number))} from the global job's, ` +
-          `at ${f((m.seconds as number) / (global.seconds as number))} of its time (alignment included)`,
+          `${name}: recall ${f((m.recall as number) - (global?.recall as number))} from the global job's, ` +
+          `at ${f((m.seconds as number) / (global?.seconds as number))} of its time (alignment included)`,
       );
     const point = manifest.search;
     const markdown =
       `${o.n} documents, ${manifest.ntotal} sentences (index ${manifest.factory}, built in ${(buildSeconds / 60).toFixed(1)} min; ` +
       `its tuned search: nprobe ${point?.nprobe}, kFactor ${point?.kFactor}; the global job's: ${o.globalRecall === undefined ? 'that' : `the cheapest reaching recall@10 ${o.globalRecall}`}), ` +
-      (range === undefined
+      (range === undefined || global === undefined
         ? ''
         : `the global job queried the planted documents' ${range.end} sentences (its seconds scaled by ${globalScale.toFixed(2)} to all ${manifest.ntotal}: measured ${global.measuredSeconds?.toFixed(1)} s), `) +
       `${planted} planted document pairs holding ${plantedPairs.length} planted paraphrase pairs.\n\n` +
@@ -364,6 +368,7 @@ export const docsScaleMine = defineBenchmark({
         '--global-planted',
         "the global job queries the planted documents' sentences only (every planted pair's sides), its time scaled to the whole index",
       )
+      .option('--align-only', 'align and score the document pairs, no mining jobs')
       .option('--work <dir>', 'keep the corpus and index there (a rerun resumes or reuses the build)'),
   schema,
   run: async (o) => run(o),

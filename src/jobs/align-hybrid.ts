@@ -9,6 +9,7 @@
  */
 import { sha256 } from '../durable.js';
 import { ParamineError } from '../errors.js';
+import type { DocVectors } from './align-search.js';
 
 /** Rows of `m` (count x dim, each normalized) as int8 with a scale each: row r's dot product with row s. */
 export class Int8Rows {
@@ -33,6 +34,12 @@ export class Int8Rows {
     return new Int8Rows(codes, scales, dim);
   }
 
+  /** Row r as floats times `scale`, written into `out` from `at`. */
+  decodeInto(r: number, out: Float32Array, at: number, scale: number): void {
+    const s = (this.scales[r] as number) * scale;
+    for (let x = 0; x < this.dim; x++) out[at + x] = (this.codes[r * this.dim + x] as number) * s;
+  }
+
   dot(r: number, s: number): number {
     const { codes, dim } = this;
     let sum = 0;
@@ -52,6 +59,36 @@ export function hybridScore(
       const j = js[x] as number;
       if (j >= 0) out[x] = ((out[x] as number) + means.dot(i, j)) / 2;
     }
+  };
+}
+
+/** The TF-IDF projection's least dimensions beside the embeddings in a joint search vector. */
+const MIN_PROJECTION = 64;
+
+/**
+ * Search vectors whose inner product estimates the hybrid score itself: the TF-IDF projection and the mean
+ * embedding side by side, each scaled by 1/sqrt(2), so the search ranks candidates by both, not by TF-IDF
+ * alone. The projection takes what `dim` leaves beside the embeddings (at least MIN_PROJECTION): with the
+ * default 512 and 384-d embeddings, 128 dimensions whose noise, halved, is the 512-d projection's on TF-IDF.
+ */
+export function jointVectors(
+  project: (ids: ArrayLike<number>, dim: number) => Float32Array,
+  dim: number,
+  means: Int8Rows,
+): DocVectors {
+  const pdim = Math.max(MIN_PROJECTION, dim - means.dim);
+  const width = pdim + means.dim;
+  return {
+    dim: width,
+    rows: (ids) => {
+      const p = project(ids, pdim);
+      const out = new Float32Array(ids.length * width);
+      for (let r = 0; r < ids.length; r++) {
+        for (let x = 0; x < pdim; x++) out[r * width + x] = (p[r * pdim + x] as number) * Math.SQRT1_2;
+        means.decodeInto(ids[r] as number, out, r * width + pdim, Math.SQRT1_2);
+      }
+      return out;
+    },
   };
 }
 

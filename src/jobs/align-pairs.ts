@@ -1,67 +1,29 @@
-/**
- * Document pairs from document vectors, whatever holds the documents (an index's groups: align.ts; the
- * lab's generated million: bench/src/docs-scale.ts). Each document's candidates come from an index chosen
- * for the number of documents (align-search.ts) and, for tfidf, from its rare n-grams (align-rare.ts), and
- * are re-scored by their exact TF-IDF cosine (align-grams.ts); a pair found from one side joins the other
- * side's list (addReverse), and each list is offered its best neighbours' lists (align-hops.ts). The band
- * is read from each document's nearest (align-band.ts), near copies collapse (align-copies.ts), and each
- * document keeps at most `partners` pairs inside the band, best first.
- * Distributed (queue/align.ts): between the index and the rest, workers search shares of the documents into
- * the work directory (alignShare), and this process reads them back as it reads a run cut short.
- */
-import { createHash } from 'node:crypto';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { sha256 } from '../durable.js';
 import { ParamineError } from '../errors.js';
-import { gatherRows } from '../index/index.js';
 import { type AlignBand, alignBand } from './align-band.js';
 import { AlignCheckpoint, type Resumed } from './align-checkpoint.js';
 import { type CopyGroup, copyGroups, copyRepresentatives } from './align-copies.js';
-import { DocGrams } from './align-grams.js';
 import { addNeighboursOfNeighbours } from './align-hops.js';
-import { hybridScore, meanRows, meansDigest, readMeans } from './align-hybrid.js';
 import type { AlignOptions } from './align-options.js';
-import { RARE_DEPTH, RareGrams } from './align-rare.js';
+import { RARE_DEPTH } from './align-rare.js';
 import { checkKeys, compatible } from './align-scope.js';
 import {
   addReverse,
   DocIndex,
-  type DocVectors,
-  type MoreCandidates,
   type NearestOptions,
-  type NearestStage,
   type NeighbourOptions,
   type Neighbours,
   SEARCH_BATCH,
 } from './align-search.js';
+import { type AlignProgress, type DocumentSet, documentVectors } from './align-vectors.js';
 
-/** Documents to align: row r's id, text (tfidf) and metadata (the scope keys). */
-export interface DocumentSet {
-  readonly count: number;
-  id(r: number): string;
-  text(r: number): string;
-  meta(r: number): Readonly<Record<string, unknown>>;
-  /** The mean method's vectors: count x dim, each row a normalized mean of sentence embeddings. */
-  means?: ((progress?: (done: number, total: number) => void) => Promise<Float32Array>) | undefined;
-}
+export type { AlignProgress, DocumentSet } from './align-vectors.js';
 
 export interface DocPair {
   a: string;
   b: string;
   score: number;
 }
-
-/**
- * Progress of a long alignment: n-grams counted, the index trained and filled, documents searched and scored,
- * then each list offered its neighbours' lists (~6% of the search's time at 10^6).
- */
-export type AlignProgress = (
-  stage: 'means' | 'grams' | NearestStage | 'neighbours',
-  done: number,
-  total: number,
-  /** Done by a run cut short and read back (align-checkpoint.ts). */
-  readBack?: boolean,
-) => void;
 
 /**
  * tfidf: candidates searched per document in the projection before their exact cosines pick the best. The
@@ -82,6 +44,11 @@ export interface AlignHooks extends Omit<NearestOptions, 'checkpoint' | 'onProgr
    * workers search its batches there (alignShare); returns when they are done or given up.
    */
   distribute?: ((plan: SharePlan) => Promise<void>) | undefined;
+  /**
+   * hybrid: search vectors whose inner product estimates the hybrid score (jointVectors), not the TF-IDF
+   * projection alone. Under measurement at 10^6 documents (lab docs-scale-mine, method hybrid-joint).
+   */
+  jointSearch?: boolean | undefined;
 }
 
 /** What a coordinator hands its workers: the input's fingerprint, and the batches to search. */
@@ -209,7 +176,7 @@ export async function alignShare(
 async function prepare(
   set: DocumentSet,
   o: AlignOptions,
-  hooks: Pick<AlignHooks, 'maxRamBytes' | 'onProgress'>,
+  hooks: Pick<AlignHooks, 'maxRamBytes' | 'onProgress' | 'jointSearch'>,
   work: string | undefined,
   join = false,
 ): Promise<{
@@ -219,11 +186,12 @@ async function prepare(
   checkpoint: AlignCheckpoint | undefined;
   fingerprint: string;
 }> {
-  const { vectors, rescore, more, digest } = await documentVectors(set, o, hooks.onProgress);
+  const joint = o.method === 'hybrid' && hooks.jointSearch === true;
+  const { vectors, rescore, more, digest } = await documentVectors(set, o, hooks.onProgress, joint);
   // Room for the band and the scope to drop candidates before `partners` are found.
   const k = o.partners * 8;
   const search = { rescore, more, depth: Math.max(k, DEPTH) };
-  const print = fingerprint(digest, set.count, o, search.depth, hooks.maxRamBytes);
+  const print = fingerprint(digest, set.count, o, search.depth, hooks.maxRamBytes, joint);
   const checkpoint =
     work === undefined
       ? undefined
@@ -329,65 +297,29 @@ function inBand(
 }
 
 /** Rows between which the event loop is let go (a server runs jobs beside its searches). */
-const SLICE = 4096;
+const _SLICE = 4096;
 
 /**
  * What a checkpoint's work depends on: the documents (their texts or vectors, in order), their number and
  * the options that shape the index and the lists (the band, scopes and partners are applied afterwards).
  */
-function fingerprint(digest: string, count: number, o: AlignOptions, depth: number, ram?: number): string {
-  const shape = { method: o.method, dim: o.dim, k: o.partners * 8, depth, rare: RARE_DEPTH, ram };
-  return sha256(`${digest}\n${count}\n${JSON.stringify(shape)}`);
-}
-
-/** The documents' sparse TF-IDF, their texts read once (and hashed: the checkpoint's fingerprint). */
-async function docGrams(
-  set: DocumentSet,
-  progress?: AlignProgress,
-): Promise<{ grams: DocGrams; digest: string }> {
-  const grams = new DocGrams();
-  const hash = createHash('sha256');
-  for (let r = 0; r < set.count; r++) {
-    const text = set.text(r);
-    grams.add(text);
-    hash.update(text).update('\0');
-    if (r % SLICE === SLICE - 1) {
-      progress?.('grams', r + 1, set.count);
-      await yieldToLoop();
-    }
-  }
-  grams.finish();
-  return { grams, digest: hash.digest('hex') };
-}
-
-/** What the candidate search reads, and (tfidf) the exact score that ranks its candidates. */
-async function documentVectors(
-  set: DocumentSet,
+function fingerprint(
+  digest: string,
+  count: number,
   o: AlignOptions,
-  progress?: AlignProgress,
-): Promise<{
-  vectors: DocVectors;
-  rescore?: NeighbourOptions['rescore'];
-  more?: MoreCandidates;
-  digest: string;
-}> {
-  if (o.method !== 'mean') {
-    // Hybrid: the embeddings' means first, kept as int8, so their floats are gone before the n-grams come.
-    const means = o.method === 'hybrid' ? await meanRows(set, o.method, progress) : undefined;
-    const { grams, digest } = await docGrams(set, progress);
-    const rare = RareGrams.build(grams);
-    const tfidf = (i: number, js: Int32Array, out: Float32Array) => grams.cosines(i, js, out);
-    return {
-      vectors: { dim: o.dim, rows: (ids) => grams.project(ids, o.dim) },
-      rescore: means === undefined ? tfidf : hybridScore(tfidf, means.rows),
-      more: { depth: RARE_DEPTH, candidates: (i, out) => rare.candidates(i, out) },
-      digest: means === undefined ? digest : sha256(`${digest}\n${means.digest}`),
-    };
-  }
-  const m = await readMeans(set, o.method, progress);
-  const dim = m.length / set.count;
-  return {
-    vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) },
-    digest: meansDigest(m),
+  depth: number,
+  ram: number | undefined,
+  joint: boolean,
+): string {
+  // `joint` only when set, so the work of runs made before it existed still resumes.
+  const shape = {
+    method: o.method,
+    dim: o.dim,
+    k: o.partners * 8,
+    depth,
+    rare: RARE_DEPTH,
+    ram,
+    ...(joint ? { joint } : {}),
   };
+  return sha256(`${digest}\n${count}\n${JSON.stringify(shape)}`);
 }

@@ -138,3 +138,33 @@ t.test('a big corpus with few partners: --min where the tail above the no-partne
     'none without partners',
   );
 });
+
+t.test('two modes in a big corpus: --min where the fitted no-partner mode leaves 90% real', async (t) => {
+  // 9,000 documents whose nearest is chance (skewed: a maximum), 10% with a partner: two modes
+  const lonely = gumbel(13, 9_000, 0.3, 0.025);
+  const paired = modes(17)(1_000, 0.52, 0.08);
+  const all = [...lonely, ...paired];
+  const valley = split([...all].sort((a, b) => a - b));
+  t.ok(valley !== undefined && valley.kind === undefined, 'the scores have two modes');
+  const band = alignBand(all, {}, true);
+  t.equal(band.proposed.min?.kind, 'tail', bandText(band));
+  const quality = (at: number) => {
+    const kept = all.filter((x) => x >= at).length;
+    const right = paired.filter((x) => x >= at).length;
+    return { precision: right / kept, recall: right / paired.length };
+  };
+  const tail = quality(band.min);
+  const estimated = band.proposed.min?.precision ?? 0;
+  t.ok(
+    Math.abs(tail.precision - estimated) <= 0.05,
+    `precision above ${band.min}: ${tail.precision.toFixed(3)}, estimated ${estimated}`,
+  );
+  t.ok(tail.recall >= 0.9, `recall ${tail.recall.toFixed(3)}`);
+  // Where the paired documents are most, the mode a tail would be fitted to is theirs: the valley stays.
+  const most = [...gumbel(13, 1_500, 0.3, 0.025), ...modes(17)(3_000, 0.6, 0.06)];
+  const kept = alignBand(most, {}, true).proposed.min;
+  t.ok(
+    kept !== undefined && kept.kind === undefined,
+    `the valley when partners are most (${JSON.stringify(kept)})`,
+  );
+});

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { prng } from '../../src/index/index.js';
 import { DocGrams } from '../../src/jobs/align-grams.js';
-import { hybridScore, Int8Rows } from '../../src/jobs/align-hybrid.js';
+import { hybridScore, Int8Rows, jointVectors } from '../../src/jobs/align-hybrid.js';
 import { alignOptionsSchema } from '../../src/jobs/align-options.js';
 import { alignDocumentSet, type DocumentSet } from '../../src/jobs/align-pairs.js';
 import { madeUpDocuments } from '../helpers/made-up-documents.js';
@@ -100,6 +100,37 @@ t.test(
     t.ok(Math.max(...first) < Math.min(...second), 'every twin with close means ranks first');
   },
 );
+
+t.test('joint search vectors: their inner product estimates the hybrid score', async (t) => {
+  const grams = new DocGrams();
+  for (const text of texts) grams.add(text);
+  grams.finish();
+  const rows = Int8Rows.from(means, DIM);
+  const joint = jointVectors((ids, dim) => grams.project(ids, dim), 512, rows);
+  t.equal(joint.dim, 128 + DIM, 'the projection takes what 512 leaves beside the embeddings');
+  t.equal(jointVectors((ids, dim) => grams.project(ids, dim), 256, rows).dim, 64 + DIM, 'at least 64 of it');
+  const v = (await joint.rows([0, 1, 300, 301])) as Float32Array;
+  const ip = (a: number, b: number) => {
+    let sum = 0;
+    for (let x = 0; x < joint.dim; x++)
+      sum += (v[a * joint.dim + x] as number) * (v[b * joint.dim + x] as number);
+    return sum;
+  };
+  const hybrid = (a: number, b: number) => (grams.cosine(a, b) + dot(means, a, b)) / 2;
+  // The projection's noise, halved: 128 dimensions estimate a cosine within ~0.1, so the score within ~0.05.
+  t.ok(Math.abs(ip(0, 1) - hybrid(0, 1)) < 0.1, `twins ${ip(0, 1)} vs ${hybrid(0, 1)}`);
+  t.ok(Math.abs(ip(2, 3) - hybrid(300, 301)) < 0.1, `far means ${ip(2, 3)} vs ${hybrid(300, 301)}`);
+  t.ok(Math.abs(ip(0, 0) - 1) < 0.1, `a row with itself ${ip(0, 0)}`);
+});
+
+t.test('docs align --method hybrid with the joint search finds the same pairs, scored exactly', async (t) => {
+  const band = { min: -1, max: 1.01, autoBand: false, partners: 1, dim: 512 };
+  const o = alignOptionsSchema.parse({ ...band, method: 'hybrid' });
+  const plain = await alignDocumentSet(set(true), o);
+  const joint = await alignDocumentSet(set(true), o, { jointSearch: true });
+  const key = (p: { a: string; b: string; score: number }) => `${p.a}~${p.b} ${p.score}`;
+  t.same(joint.pairs.slice(0, 150).map(key), plain.pairs.slice(0, 150).map(key));
+});
 
 t.test('without kept embeddings, hybrid says how to get them or what to use instead', async (t) => {
   await t.rejects(alignDocumentSet(set(false), alignOptionsSchema.parse({ method: 'hybrid' })), {
