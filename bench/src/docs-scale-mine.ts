@@ -23,7 +23,7 @@ import { type Alignment, alignOptionsSchema, type DocPair } from '../../dist/job
 import { DEFAULT_BAND } from '../../dist/jobs/align-band.js';
 import { alignIndexDir } from '../../dist/jobs/align-index.js';
 import type { Neighbours } from '../../dist/jobs/align-search.js';
-import { openIndexSentences } from '../../dist/store/index.js';
+import { type GroupTables, openIndexSentences } from '../../dist/store/index.js';
 import { generate, isPlanted, PERIOD, plantedQuality } from './docs-scale.js';
 import { mine } from './scopes-mining.js';
 
@@ -77,31 +77,30 @@ export function plantedIndex(pairs: ReadonlyArray<readonly [string, string]>) {
  * planted pair's both sides are in [0, end), so a global job querying only those finds every planted pair a
  * job querying all would (a pair is found from either side's query) at a share of its cost.
  */
-async function plantedRange(
-  index: string,
-  planted: number,
-  n: number,
-): Promise<{ start: number; end: number }> {
-  const manifest = await readManifest(index);
-  const { groups, close } = openIndexSentences(index, manifest);
-  try {
-    if (groups === undefined) throw new Error(`${index} has no document groups`);
+function plantedRange(index: string, planted: number, n: number): Promise<{ start: number; end: number }> {
+  return withDocGroups(index, (groups, ntotal) => {
     for (let row = planted * PERIOD; row < n; row++) {
       const ids = groups.ids('doc', `d${row}`);
       if (ids.length > 0) return { start: 0, end: Math.min(...ids) };
     }
-    return { start: 0, end: manifest.ntotal };
-  } finally {
-    await close();
-  }
+    return { start: 0, end: ntotal };
+  });
 }
 
 /** The generator's row of each document the alignment numbers (its DocumentSet: the `doc` groups in order). */
-async function documentRows(index: string): Promise<Int32Array> {
-  const { groups, close } = openIndexSentences(index, await readManifest(index));
+function documentRows(index: string): Promise<Int32Array> {
+  return withDocGroups(index, (groups) =>
+    Int32Array.from(groups.groups('doc'), (g) => Number(String(g.value).slice(1))),
+  );
+}
+
+/** `use` over the index's group tables (it was built from documents), opened for the call. */
+async function withDocGroups<T>(index: string, use: (groups: GroupTables, ntotal: number) => T): Promise<T> {
+  const manifest = await readManifest(index);
+  const { groups, close } = openIndexSentences(index, manifest);
   try {
     if (groups === undefined) throw new Error(`${index} has no document groups`);
-    return Int32Array.from(groups.groups('doc'), (g) => Number(String(g.value).slice(1)));
+    return use(groups, manifest.ntotal);
   } finally {
     await close();
   }
@@ -229,11 +228,15 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       };
       writeFileSync(done, JSON.stringify(alignments[method]));
     }
-    // What the mining jobs read: each alignment's pairs at the band the data proposes.
-    for (const [method, { alignment }] of Object.entries(alignments)) {
-      const kept = alignment.pairs.filter((p) => p.score >= proposedMin(alignment));
+    // Each alignment's pairs at the band the data proposes: what the mining jobs read.
+    const atBand = Object.fromEntries(
+      Object.entries(alignments).map(([method, { alignment }]) => [
+        method,
+        alignment.pairs.filter((p) => p.score >= proposedMin(alignment)),
+      ]),
+    );
+    for (const [method, kept] of Object.entries(atBand))
       writeFileSync(join(dir, `aligned-${method}.jsonl`), kept.map((p) => `${JSON.stringify(p)}\n`).join(''));
-    }
     const spec = { k: o.k, minCosine: o.minCosine, batchSize: 256 };
     const within = (m: string) => `within ${m}-aligned document pairs`;
     // With --global-planted the global job queries the planted documents' sentences only, and its time is
@@ -286,7 +289,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
           stages,
           peakRssGiB,
           candidates,
-          pairs: alignment.pairs.filter((p) => p.score >= proposedMin(alignment)).length,
+          pairs: atBand[method]?.length ?? 0,
           // A run cut short and resumed: its seconds are the last run's only.
           resumed: (alignment.resumed?.index ?? false) || (alignment.resumed?.searched ?? 0) > 0,
           band: { min: proposedMin(alignment), max: alignment.band.max },

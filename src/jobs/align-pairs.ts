@@ -1,3 +1,15 @@
+/**
+ * Document pairs from document vectors, whatever holds the documents (an index's groups: align.ts; the
+ * lab's generated million: bench/src/docs-scale.ts). What is searched and how candidates are scored comes
+ * from align-vectors.ts: for tfidf and hybrid, an index chosen for the number of documents (align-search.ts)
+ * searched with a projection of their n-grams, plus their rare n-grams' lists (align-rare.ts), each candidate
+ * re-scored exactly (align-grams.ts, align-hybrid.ts); a pair found from one side joins the other side's
+ * list (addReverse), and each list is offered its best neighbours' lists (align-hops.ts). The band is read
+ * from each document's nearest (align-band.ts), near copies collapse (align-copies.ts), and each document
+ * keeps at most `partners` pairs inside the band, best first.
+ * Distributed (queue/align.ts): between the index and the rest, workers search shares of the documents into
+ * the work directory (alignShare), and this process reads them back as it reads a run cut short.
+ */
 import { sha256 } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import { type AlignBand, alignBand } from './align-band.js';
@@ -295,9 +307,6 @@ function inBand(
   }
   return out;
 }
-
-/** Rows between which the event loop is let go (a server runs jobs beside its searches). */
-const _SLICE = 4096;
 
 /**
  * What a checkpoint's work depends on: the documents (their texts or vectors, in order), their number and
