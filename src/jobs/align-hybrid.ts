@@ -5,7 +5,9 @@
  * topic high whatever their words. On 10^5 generated documents the mean of both separated the planted pairs
  * from chance ones far better than either (docs/benchmarks/documents.md). The embeddings are kept as int8
  * (one scale a row: 384 bytes a document, not 1,536), well inside what moves a pair across the band. Both
- * methods that read the mean embeddings (mean, hybrid) read them here.
+ * methods that read the mean embeddings (mean, hybrid) read them here. Hybrid searches by the score too
+ * (jointVectors): at 10^6 documents re-scoring TF-IDF's candidates left 0.086 of the planted pairs unseen, the
+ * joint search 0.043.
  */
 import { sha256 } from '../durable.js';
 import { ParamineError } from '../errors.js';

@@ -1,7 +1,10 @@
 /**
- * docs align --method hybrid (src/jobs/align-hybrid.ts): TF-IDF's candidates scored by the mean of their exact
- * TF-IDF cosine and their documents' mean-embedding cosine (kept as int8 rows, one scale each).
+ * docs align --method hybrid (src/jobs/align-hybrid.ts): candidates searched and scored by the mean of their
+ * exact TF-IDF cosine and their documents' mean-embedding cosine (kept as int8 rows, one scale each).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { prng } from '../../src/index/index.js';
 import { DocGrams } from '../../src/jobs/align-grams.js';
@@ -123,14 +126,23 @@ t.test('joint search vectors: their inner product estimates the hybrid score', a
   t.ok(Math.abs(ip(0, 0) - 1) < 0.1, `a row with itself ${ip(0, 0)}`);
 });
 
-t.test('docs align --method hybrid with the joint search finds the same pairs, scored exactly', async (t) => {
-  const band = { min: -1, max: 1.01, autoBand: false, partners: 1, dim: 512 };
-  const o = alignOptionsSchema.parse({ ...band, method: 'hybrid' });
-  const plain = await alignDocumentSet(set(true), o);
-  const joint = await alignDocumentSet(set(true), o, { jointSearch: true });
-  const key = (p: { a: string; b: string; score: number }) => `${p.a}~${p.b} ${p.score}`;
-  t.same(joint.pairs.slice(0, 150).map(key), plain.pairs.slice(0, 150).map(key));
-});
+t.test(
+  'docs align --method hybrid searches jointly by default, and finds the pairs re-scoring finds',
+  async (t) => {
+    const band = { min: -1, max: 1.01, autoBand: false, partners: 1, dim: 512 };
+    const o = alignOptionsSchema.parse({ ...band, method: 'hybrid' });
+    const work = mkdtempSync(join(tmpdir(), 'paramine-align-hybrid-'));
+    t.teardown(() => rmSync(work, { recursive: true, force: true }));
+    const joint = await alignDocumentSet(set(true), o, { jointSearch: true, work });
+    // The default is the joint search: it resumes the joint run's work, which the re-scoring run cannot use.
+    const byDefault = await alignDocumentSet(set(true), o, { work });
+    t.equal(byDefault.resumed?.index, true, "the default read the joint search's document index back");
+    const plain = await alignDocumentSet(set(true), o, { jointSearch: false, work });
+    t.equal(plain.resumed?.index, false, 're-scoring TF-IDF candidates builds its own');
+    const key = (p: { a: string; b: string; score: number }) => `${p.a}~${p.b} ${p.score}`;
+    t.same(joint.pairs.slice(0, 150).map(key), plain.pairs.slice(0, 150).map(key));
+  },
+);
 
 t.test('without kept embeddings, hybrid says how to get them or what to use instead', async (t) => {
   await t.rejects(alignDocumentSet(set(false), alignOptionsSchema.parse({ method: 'hybrid' })), {
