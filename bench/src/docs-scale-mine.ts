@@ -139,7 +139,13 @@ function plantedAmongCandidates(nearest: Neighbours, rows: Int32Array, planted: 
 }
 
 /** The process's resident set, and (Linux) its anonymous and file-backed parts, in bytes. */
-function residentSet(): { rss: number; anon?: number; file?: number } {
+interface Resident {
+  rss: number;
+  anon?: number;
+  file?: number;
+}
+
+function residentSet(): Resident {
   const rss = process.memoryUsage().rss;
   try {
     const status = readFileSync('/proc/self/status', 'utf8');
@@ -164,7 +170,7 @@ function rssPeak() {
   };
   const timer = setInterval(sample, 250);
   return {
-    stop(): { rss: number; anon?: number; file?: number } {
+    stop(): Resident {
       clearInterval(timer);
       sample();
       return peak;
@@ -271,7 +277,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     // --global-share: the first share of the planted document pairs only; every job's recall is then also
     // given over the planted pairs that share holds, the global job's only measure.
     const shared = Math.ceil(planted * o.globalShare);
-    const sharedPairs = (plantedPairs.length / Math.max(1, planted)) * shared;
+    const sharedPairs = shared * o.perDoc;
     const range = o.globalPlanted ? await plantedRange(index, shared, o.n) : undefined;
     const globalScale = range === undefined ? 1 : manifest.ntotal / range.end;
     const globalSpec = {
