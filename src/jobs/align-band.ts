@@ -5,8 +5,8 @@
  * Gaussians (EM) explains the scores clearly better than one (BIC) and its components stand apart (Ashman's D);
  * the edge is the middle of the widest gap between scores near where the components cross. A further mode of
  * near copies above 0.85 sets the upper edge the same way. Without such modes the defaults stay. A big corpus
- * (1,000 documents on) whose lower mode is its biggest takes the tail rule's edge instead (tailSplit): the
- * score above which a fit of the no-partner mode leaves 90% of the documents to real partners.
+ * (1,000 documents on) whose lower half lies below any gap takes the tail rule's edge instead (tailSplit): the
+ * score above which, by each document's second-nearest score, 80% of the documents are nearest a real partner.
  */
 
 /** The band when the data proposes none. */
@@ -33,7 +33,10 @@ export interface Split {
   /** 'tail' (tailSplit): one no-partner mode with a tail of partners, `precision` the share estimated real above `at`. */
   kind?: 'modes' | 'tail';
   precision?: number;
-  /** Ashman's D of the two modes, and the BIC the second mode gains (both higher: clearer). */
+  /**
+   * Ashman's D of the two modes, and the BIC the second mode gains (both higher: clearer); a tail's: how many
+   * chance spacings (tailSplit's beta) the edge is above the median, and 0.
+   */
   separation: number;
   evidence: number;
   /** Documents under and over `at`. */
@@ -157,81 +160,90 @@ export function split(sorted: readonly number[]): Split | undefined {
   };
 }
 
-/** A tail needs this many documents to fit the no-partner mode on, and is cut where this share above is real. */
+/** A tail needs this many documents to read the chance spacing in, and is cut where this share above is real. */
 const TAIL_MIN_DOCS = 1000;
-const TAIL_PRECISION = 0.9;
-const TAIL_BIN = 0.005;
-
-/** log of the Gumbel (maximum) density: a document's best chance similarity among many others. */
-const logGumbel = (x: number, mu: number, beta: number) => {
-  const z = (x - mu) / beta;
-  return -Math.log(beta) - z - Math.exp(-z);
-};
+const TAIL_PRECISION = 0.8;
+/** Where the edge may go (a grid: the scan's step), and the bins the second scores are counted in. */
+const TAIL_STEP = 0.0025;
+const TAIL_BIN = 0.001;
 
 /**
  * A big corpus with few partners has no second mode to split at (partners are 1% of documents, not the 5%
- * a mode needs), but a tail above the no-partner mode. That mode is a maximum of many chance similarities, so
- * a Gumbel density is fitted to the bins near its peak (counts >= 20% of the peak's; least squares on log
- * counts, weighted by the counts), and the edge is the lowest score above which the fitted mode accounts for
- * at most 1 - TAIL_PRECISION of the documents (each above the edge pairs with its nearest).
+ * a mode needs), but a tail above the no-partner mode. How many documents above a score x are there by
+ * chance is read from each document's second-nearest score. A document's chance similarities above its own
+ * level are the top of a tail (Gumbel's domain: the points of a Poisson process), so its best lies above
+ * its second by an exponential spacing whose scale beta does not depend on that level: on 10^6 lab
+ * documents without a partner the spacing's median was 0.0093-0.0110 at every decile of the second score,
+ * its 90th centile 3.1 medians (an exponential's: 3.3). beta is read from the median spacing of the lower
+ * half of the documents by second score, and the chance documents above x number sum over documents of
+ * exp(-(x - second) / beta) (1 where the second is above x). The edge is the lowest x above which they are
+ * at most 1 - TAIL_PRECISION of the documents there. The second score carries each document's own level of
+ * chance similarity (documents on a crowded topic score high with everything), which one law fitted to the
+ * mode's shape cannot: at 10^6 lab documents this edge kept R 0.899 at P 0.904 of the planted pairs, where a
+ * Gumbel fit to the mode kept R 0.769 (docs/benchmarks/documents.md). A document with a partner adds its
+ * chance best as a second, so partners make the estimate cautious, never bold.
+ * `first` ascending, `second` each document's second-nearest score (NaN: none); `peakBelow`: the gap of two
+ * modes, which the lower half must lie under.
  */
 export function tailSplit(
-  sorted: readonly number[],
+  first: readonly number[],
+  second: readonly number[],
   peakBelow = Number.POSITIVE_INFINITY,
 ): Split | undefined {
-  const n = sorted.length;
+  const n = first.length;
   if (n < TAIL_MIN_DOCS) return undefined;
-  const lo = sorted[0] as number;
-  const bins = new Float64Array(Math.floor(((sorted[n - 1] as number) - lo) / TAIL_BIN) + 1);
-  for (const x of sorted) bins[Math.floor((x - lo) / TAIL_BIN)]! += 1;
-  const peak = bins.indexOf(Math.max(...bins));
-  // The mode fitted must be the no-partner one: below the gap, when two modes were found.
-  if (lo + (peak + 1) * TAIL_BIN > peakBelow) return undefined;
-  let [from, to] = [peak, peak];
-  while (from > 0 && (bins[from - 1] as number) >= 0.2 * (bins[peak] as number)) from--;
-  while (to < bins.length - 1 && (bins[to + 1] as number) >= 0.2 * (bins[peak] as number)) to++;
-  const centre = (b: number) => lo + (b + 0.5) * TAIL_BIN;
-  let fit = { err: Number.POSITIVE_INFINITY, mu: 0, beta: 0, logA: 0 };
-  for (let mu = centre(peak) - 0.05; mu <= centre(peak) + 0.05; mu += 0.001) {
-    for (let beta = 0.005; beta <= 0.1; beta += 0.001) {
-      let [w, sum] = [0, 0];
-      for (let b = from; b <= to; b++) {
-        const c = bins[b] as number;
-        w += c;
-        sum += c * (Math.log(c) - logGumbel(centre(b), mu, beta));
-      }
-      const logA = sum / w;
-      let err = 0;
-      for (let b = from; b <= to; b++) {
-        const c = bins[b] as number;
-        err += c * (Math.log(c) - logA - logGumbel(centre(b), mu, beta)) ** 2;
-      }
-      if (err < fit.err) fit = { err, mu, beta, logA };
-    }
-  }
-  // Documents of the no-partner mode: its fitted count density over bins of width TAIL_BIN.
-  const modeDocs = Math.exp(fit.logA) / TAIL_BIN;
-  const chanceAbove = (x: number) => modeDocs * -Math.expm1(-Math.exp(-(x - fit.mu) / fit.beta));
+  const median = first[Math.floor(n / 2)] as number;
+  if (median >= peakBelow) return undefined;
+  const paired: Array<[number, number]> = [];
+  for (let i = 0; i < n; i++)
+    if (!Number.isNaN(second[i])) paired.push([first[i] as number, second[i] as number]);
+  if (paired.length < TAIL_MIN_DOCS) return undefined;
+  paired.sort((a, b) => a[1] - b[1]);
+  const spacing = paired.slice(0, paired.length >> 1).map(([x, y]) => x - y);
+  spacing.sort((a, b) => a - b);
+  const beta = Math.max((spacing[spacing.length >> 1] as number) / Math.LN2, 1e-6);
+  // Seconds further below x than this add no chance document (e^-30).
+  const reach = 30 * beta;
+  const lo = Math.min(median - reach, (paired[paired.length - 1] as [number, number])[1]);
+  const bins = new Float64Array(Math.ceil(((first[n - 1] as number) - lo) / TAIL_BIN) + 1);
+  for (const [, y] of paired) if (y >= lo) bins[Math.floor((y - lo) / TAIL_BIN)]! += 1;
   let at: number | undefined;
   let precision = 1;
-  for (let i = n - 1; i > 0 && (sorted[i] as number) > fit.mu + fit.beta; i--) {
-    const p = 1 - chanceAbove(sorted[i] as number) / (n - i);
-    if (p < TAIL_PRECISION) break;
-    if (n - i >= MIN_MODE) [at, precision] = [((sorted[i] as number) + (sorted[i - 1] as number)) / 2, p];
+  for (let x = Math.floor((first[n - 1] as number) / TAIL_STEP) * TAIL_STEP; x > median; x -= TAIL_STEP) {
+    const above = n - upperBound(first, x);
+    let chance = 0;
+    for (let b = Math.max(0, Math.floor((x - reach - lo) / TAIL_BIN)); b < bins.length; b++) {
+      const gap = x - (lo + (b + 0.5) * TAIL_BIN);
+      chance += (bins[b] as number) * (gap <= 0 ? 1 : Math.exp(-gap / beta));
+    }
+    const p = above > 0 ? 1 - chance / above : 1;
+    if (above >= MIN_MODE && p < TAIL_PRECISION) break;
+    if (above >= MIN_MODE) [at, precision] = [x, p];
   }
   if (at === undefined) return undefined;
   const edge = at;
-  const below = sorted.filter((x) => x < edge).length;
-  const gumbelSd = (fit.beta * Math.PI) / Math.sqrt(6);
+  const below = upperBound(first, edge - 1e-12);
   return {
-    at: round(at),
+    at: round(edge),
     kind: 'tail',
     precision: round(precision, 3),
-    separation: round((edge - fit.mu) / gumbelSd, 2),
+    // How far the edge is above the no-partner side's median, in chance spacings.
+    separation: round((edge - median) / beta, 2),
     evidence: 0,
     below,
     above: n - below,
   };
+}
+
+/** The first index of ascending `xs` whose value is above `x`. */
+function upperBound(xs: readonly number[], x: number): number {
+  let [lo, hi] = [0, xs.length];
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if ((xs[m] as number) > x) hi = m;
+    else lo = m + 1;
+  }
+  return lo;
 }
 
 /** Equal-width bins of the scores (0.05 wide), from the lowest bin holding one to the highest. */
@@ -254,17 +266,25 @@ export function histogram(scores: readonly number[], width = 0.05): ScoreBin[] {
 
 /**
  * The band: the user's edges where given, else (with `auto`) the gaps in the nearest partners' scores (`nearest`,
- * one score a document), else the defaults. What the data proposes is reported either way.
+ * one score a document), else the defaults. What the data proposes is reported either way. `second`: each
+ * document's second-nearest score (NaN: none), which the tail rule reads (tailSplit); without it only modes
+ * are proposed.
  */
 export function alignBand(
   nearest: readonly number[],
   given: { min?: number | undefined; max?: number | undefined },
   auto = false,
+  second?: readonly number[],
 ) {
-  const sorted = [...nearest].sort((a, b) => a - b);
+  const order = nearest.map((_, i) => i).sort((a, b) => (nearest[a] as number) - (nearest[b] as number));
+  const sorted = order.map((i) => nearest[i] as number);
+  const seconds = second && order.map((i) => second[i] ?? Number.NaN);
+  // The tail of the `count` lowest documents.
+  const tail = (count: number, peakBelow?: number) =>
+    seconds && tailSplit(sorted.slice(0, count), seconds.slice(0, count), peakBelow);
   const isCopies = (xs: readonly number[], s: Split | undefined) =>
     s && (xs[s.below] as number) >= COPIES_FROM;
-  const first = split(sorted) ?? tailSplit(sorted);
+  const first = split(sorted) ?? tail(sorted.length);
   let proposedMin: Split | undefined;
   let copies: Split | undefined;
   let lower = sorted;
@@ -279,12 +299,11 @@ export function alignBand(
     const top = split(upper);
     copies = isCopies(upper, top) ? top : undefined;
   }
-  // Two modes in a corpus big enough to fit the no-partner one: the edge where the documents above it are
-  // TAIL_PRECISION real by that fit. Among 10^5 scores the widest gap near the valley is any of thousands of
-  // tiny ones (~0.07 either side of it); the fit says what the edge keeps (10^5 generated documents, hybrid:
-  // recall 0.935 to 0.966, precision 0.989 to 0.979; docs/benchmarks/documents.md).
+  // Two modes in a corpus big enough to read the chance spacing in: the edge where the documents above it are
+  // TAIL_PRECISION real by that estimate. Among 10^5 scores the widest gap near the valley is any of thousands
+  // of tiny ones (~0.07 either side of it); the estimate says what the edge keeps.
   if (proposedMin !== undefined && proposedMin.kind !== 'tail')
-    proposedMin = tailSplit(lower, proposedMin.at) ?? proposedMin;
+    proposedMin = tail(lower.length, proposedMin.at) ?? proposedMin;
   // The proposal is taken only when asked for (`auto`): it is always computed and reported.
   const useMin = auto ? proposedMin : undefined;
   const useMax = auto ? copies : undefined;
@@ -316,8 +335,9 @@ export function bandText(b: AlignBand): string {
     const what = !p
       ? 'none'
       : p.kind === 'tail'
-        ? `${p.at} (a tail of ${p.above} documents above a no-partner mode of ${p.below}; ` +
-          `est. ${Math.round(100 * (p.precision ?? 0))}% of them with a real partner, ${p.separation} sd above the mode)`
+        ? `${p.at} (a tail of ${p.above} documents above a no-partner mode of ${p.below}; est. ` +
+          `${Math.round(100 * (p.precision ?? 0))}% of them nearest a real partner, by each one's second-nearest score; ` +
+          `${p.separation} chance spacings above the median)`
         : `${p.at} (between ${p.below} and ${p.above} documents; separation ${p.separation}, BIC gain ${p.evidence})`;
     const take = p && b.from[e] === 'default' ? ` (left out by --no-auto-band; --${e} ${p.at} takes it)` : '';
     return `--${e} ${b[e]} (${b.from[e]}); the data proposes ${what}${take}`;

@@ -1,16 +1,17 @@
 /**
  * Document TF-IDF at a corpus's scale, exact up to hashing: each document's character 2-4-grams within
  * word boundaries (sklearn's char_wb on normalize()d, lower-cased text, as charngrams.ts) hashed into 2^22
- * buckets, kept as one sorted packed u32 a bucket (22 bits of bucket, 10 of count): 4 bytes a distinct
- * gram, a few KB for a document of a few sentences, where a dense 4,096-float row took 16 KB. idf is
- * sklearn's smooth idf over the buckets' document frequencies, and cosine(i, j) is the exact dot product
- * of the two L2-normalized rows.
+ * buckets, counted as one sorted packed u32 a bucket (22 bits of bucket, 10 of count) and kept compressed
+ * (align-gram-rows.ts: ~2.5 bytes a distinct gram, ~1.5 KB a document of a few sentences, where a dense
+ * 4,096-float row took 16 KB). idf is sklearn's smooth idf over the buckets' document frequencies, and
+ * cosine(i, j) is the exact dot product of the two L2-normalized rows.
  *
  * `project` maps a row to `dim` floats by signed feature hashing (Weinberger et al. 2009): an unbiased
  * estimate of the inner product, what the ANN index searches to find candidates, which cosines() then
  * scores exactly (docs/documents.md has the measured recall of both).
  */
 import { prepare, resolveCharNgramOptions } from '../text/charngrams.js';
+import { GramRows } from './align-gram-rows.js';
 
 const BITS = 22;
 /** Hashed n-gram buckets (2^22): the rows' key space, and the rare lists' (align-rare.ts). */
@@ -18,8 +19,6 @@ export const BUCKETS = 1 << BITS;
 const COUNT_BITS = 32 - BITS;
 const COUNT_MAX = (1 << COUNT_BITS) - 1;
 const COUNT_MASK = COUNT_MAX;
-/** Packed entries per storage chunk (64 MB): the store grows by chunks, never by copying all of it. */
-const CHUNK = 1 << 24;
 const OPTIONS = resolveCharNgramOptions({});
 const SPACE = 32;
 
@@ -124,49 +123,41 @@ class GramCounter {
 
 /** The documents' hashed gram counts, then (after finish) their TF-IDF rows. */
 export class DocGrams {
-  readonly #chunks: Uint32Array[] = [];
-  #fill = CHUNK;
-  /** Row i: chunk, start and end of its entries. */
-  #chunkOf: Uint16Array = new Uint16Array(1024);
-  #start: Uint32Array = new Uint32Array(1024);
-  #end: Uint32Array = new Uint32Array(1024);
-  #n = 0;
+  readonly #rows = new GramRows(COUNT_BITS);
   readonly #df = new Uint32Array(BUCKETS);
   readonly #counter = new GramCounter();
   #idf: Float32Array | undefined;
   #invNorm: Float32Array | undefined;
   /** cosines()' dense table of one row's weights (16 MB, made on first use, left all zero between calls). */
   #scatter: Float32Array | undefined;
+  /** The table's entries that are set: a bit a bucket. */
+  #present = new Int32Array(BUCKETS >>> 5);
   /** rarest()'s scratch: (df, bucket) keys of one row. */
   #keyed = new Float64Array(1024);
+  /** A decoded row (grown to the longest row). */
+  #decoded = new Uint32Array(0);
 
   get count(): number {
-    return this.#n;
+    return this.#rows.count;
+  }
+
+  /** The rows' entries and bytes (GramRows.size). */
+  get size(): GramRows['size'] {
+    return this.#rows.size;
   }
 
   /** Adds the next document (row = its order of addition). */
   add(text: string): void {
     if (this.#idf !== undefined) throw new Error('DocGrams: add after finish');
     const entries = this.#counter.count(text);
-    if (this.#fill + entries.length > CHUNK) {
-      this.#chunks.push(new Uint32Array(Math.max(CHUNK, entries.length)));
-      this.#fill = 0;
-    }
-    const chunk = this.#chunks[this.#chunks.length - 1] as Uint32Array;
-    chunk.set(entries, this.#fill);
-    this.#grow();
-    this.#chunkOf[this.#n] = this.#chunks.length - 1;
-    this.#start[this.#n] = this.#fill;
-    this.#fill += entries.length;
-    this.#end[this.#n] = this.#fill;
-    this.#n++;
+    this.#rows.add(entries);
     for (const e of entries) this.#df[e >>> COUNT_BITS] = (this.#df[e >>> COUNT_BITS] as number) + 1;
   }
 
   /** idf from the document frequencies, and each row's norm. */
   finish(): void {
     const idf = new Float32Array(BUCKETS);
-    const n = this.#n;
+    const n = this.#rows.count;
     for (let b = 0; b < BUCKETS; b++) idf[b] = Math.log((1 + n) / (1 + (this.#df[b] as number))) + 1;
     this.#idf = idf;
     const inv = new Float32Array(n);
@@ -201,15 +192,21 @@ export class DocGrams {
     const table = this.#scatter;
     const row = this.#row(i);
     // idf squared goes into the table, so a candidate's entries need one lookup each, not two.
-    for (const e of row) table[e >>> COUNT_BITS] = (e & COUNT_MASK) * (idf[e >>> COUNT_BITS] as number) ** 2;
+    const present = this.#present;
+    for (const e of row) {
+      const b = e >>> COUNT_BITS;
+      table[b] = (e & COUNT_MASK) * (idf[b] as number) ** 2;
+      present[b >>> 5] = (present[b >>> 5] as number) | (1 << (b & 31));
+    }
     for (let x = 0; x < js.length; x++) {
       const j = js[x] as number;
       if (j < 0) continue;
-      let dot = 0;
-      for (const e of this.#row(j)) dot += (e & COUNT_MASK) * (table[e >>> COUNT_BITS] as number);
-      out[x] = Math.min(1, dot * (inv[i] as number) * (inv[j] as number));
+      out[x] = Math.min(1, this.#rows.dot(j, table, present) * (inv[i] as number) * (inv[j] as number));
     }
-    for (const e of row) table[e >>> COUNT_BITS] = 0;
+    for (const e of row) {
+      table[e >>> COUNT_BITS] = 0;
+      present[e >>> (COUNT_BITS + 5)] = 0;
+    }
   }
 
   /**
@@ -262,22 +259,9 @@ export class DocGrams {
     return this.#idf;
   }
 
+  /** Row i's packed entries: a view of one scratch, valid until the next call. */
   #row(i: number): Uint32Array {
-    const chunk = this.#chunks[this.#chunkOf[i] as number] as Uint32Array;
-    return chunk.subarray(this.#start[i] as number, this.#end[i] as number);
-  }
-
-  #grow(): void {
-    if (this.#n < this.#start.length) return;
-    const cap = this.#start.length * 2;
-    const chunkOf = new Uint16Array(cap);
-    chunkOf.set(this.#chunkOf);
-    const start = new Uint32Array(cap);
-    start.set(this.#start);
-    const end = new Uint32Array(cap);
-    end.set(this.#end);
-    this.#chunkOf = chunkOf;
-    this.#start = start;
-    this.#end = end;
+    if (this.#decoded.length < this.#rows.longest) this.#decoded = new Uint32Array(this.#rows.longest);
+    return this.#decoded.subarray(0, this.#rows.decode(i, this.#decoded));
   }
 }

@@ -9,9 +9,11 @@
  * (jointVectors): at 10^6 documents re-scoring TF-IDF's candidates left 0.086 of the planted pairs unseen, the
  * joint search 0.043.
  */
+import { createHash } from 'node:crypto';
 import { sha256 } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import type { DocVectors } from './align-search.js';
+import type { DocumentSet, MeanChunk } from './align-vectors.js';
 
 /** Rows of `m` (count x dim, each normalized) as int8 with a scale each: row r's dot product with row s. */
 export class Int8Rows {
@@ -21,19 +23,28 @@ export class Int8Rows {
     readonly dim: number,
   ) {}
 
+  /** count x dim rows, all zero until set. */
+  static empty(count: number, dim: number): Int8Rows {
+    return new Int8Rows(new Int8Array(count * dim), new Float32Array(count), dim);
+  }
+
   static from(m: Float32Array, dim: number): Int8Rows {
-    const count = m.length / dim;
-    const codes = new Int8Array(m.length);
-    const scales = new Float32Array(count);
-    for (let r = 0; r < count; r++) {
+    const rows = Int8Rows.empty(m.length / dim, dim);
+    rows.set(0, m);
+    return rows;
+  }
+
+  /** Rows first.. from `m` (floats, each normalized), quantized with a scale each. */
+  set(first: number, m: Float32Array): void {
+    const { codes, scales, dim } = this;
+    for (let k = 0; k < m.length / dim; k++) {
       let top = 0;
-      for (let x = r * dim; x < (r + 1) * dim; x++) top = Math.max(top, Math.abs(m[x] as number));
+      for (let x = k * dim; x < (k + 1) * dim; x++) top = Math.max(top, Math.abs(m[x] as number));
       const scale = top > 0 ? top / 127 : 0;
-      scales[r] = scale;
-      for (let x = r * dim; x < (r + 1) * dim; x++)
-        codes[x] = scale > 0 ? Math.round((m[x] as number) / scale) : 0;
+      scales[first + k] = scale;
+      for (let x = k * dim; x < (k + 1) * dim; x++)
+        codes[first * dim + x] = scale > 0 ? Math.round((m[x] as number) / scale) : 0;
     }
-    return new Int8Rows(codes, scales, dim);
   }
 
   /** Row r as floats times `scale`, written into `out` from `at`. */
@@ -100,14 +111,15 @@ export const meansDigest = (m: Float32Array): string =>
 
 /** What holds the documents' mean embeddings (a DocumentSet): absent when the index kept none. */
 interface Means {
-  means?: ((progress?: (done: number, total: number) => void) => Promise<Float32Array>) | undefined;
+  count: number;
+  means?: DocumentSet['means'];
 }
 
 /** How far the reading of the embeddings is, as the alignment's `means` stage. */
 type Progress = (stage: 'means', done: number, total: number) => void;
 
-/** The documents' mean embeddings (methods mean and hybrid), or what to do when the index kept none. */
-export function readMeans(set: Means, method: string, progress?: Progress): Promise<Float32Array> {
+/** The documents' mean embeddings, a chunk at a time, or what to do when the index kept none. */
+function meanChunks(set: Means, method: string, progress?: Progress): AsyncIterable<MeanChunk> {
   if (set.means === undefined) {
     throw new ParamineError(
       'BAD_INPUT',
@@ -118,12 +130,35 @@ export function readMeans(set: Means, method: string, progress?: Progress): Prom
   return set.means(progress && ((done, total) => progress('means', done, total)));
 }
 
-/** The documents' mean embeddings as int8 rows, and their digest; the floats are not kept. */
+/** The documents' mean embeddings as floats (the mean method's index input): count x dim. */
+export async function readMeans(set: Means, method: string, progress?: Progress): Promise<Float32Array> {
+  let m: Float32Array | undefined;
+  let at = 0;
+  for await (const { dim, rows } of meanChunks(set, method, progress)) {
+    m ??= new Float32Array(set.count * dim);
+    m.set(rows, at);
+    at += rows.length;
+  }
+  return m ?? new Float32Array(0);
+}
+
+/**
+ * The documents' mean embeddings as int8 rows, and their digest (meansDigest's of the floats): each chunk
+ * quantized as it comes, so the floats of all documents are never held.
+ */
 export async function meanRows(
-  set: Means & { count: number },
+  set: Means,
   method: string,
   progress?: Progress,
 ): Promise<{ rows: Int8Rows; digest: string }> {
-  const m = await readMeans(set, method, progress);
-  return { rows: Int8Rows.from(m, m.length / set.count), digest: meansDigest(m) };
+  const hash = createHash('sha256');
+  let rows: Int8Rows | undefined;
+  let first = 0;
+  for await (const chunk of meanChunks(set, method, progress)) {
+    rows ??= Int8Rows.empty(set.count, chunk.dim);
+    rows.set(first, chunk.rows);
+    first += chunk.rows.length / chunk.dim;
+    hash.update(new Uint8Array(chunk.rows.buffer, chunk.rows.byteOffset, chunk.rows.byteLength));
+  }
+  return { rows: rows ?? Int8Rows.empty(0, 1), digest: hash.digest('hex') };
 }

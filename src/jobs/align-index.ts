@@ -17,7 +17,10 @@ import {
 } from './align.js';
 import type { AlignHooks } from './align-pairs.js';
 
-/** alignDocuments over the index in `dir` with its writes, everything opened for the call and closed after. */
+/**
+ * alignDocuments over the index in `dir` with its writes, everything opened for the call and closed as soon
+ * as the documents are read.
+ */
 export function alignIndexDir(
   dir: string,
   input: AlignOptionsInput,
@@ -40,8 +43,18 @@ async function withIndexParts<T>(dir: string, use: (parts: AlignParts) => Promis
   const updates = existsSync(join(dir, UPDATES_DIR, 'data.mdb'))
     ? IndexUpdates.open(dir, store.count, new Set<number>())
     : undefined;
+  let closed: Promise<void> | undefined;
+  // Once: the alignment closes them as soon as the documents are read (their mapped pages leave its RSS).
+  const release = () => {
+    closed ??= (async () => {
+      await updates?.close();
+      await vectors?.close();
+      await close();
+    })();
+    return closed;
+  };
   try {
-    const parts: AlignParts = { store, groups, vectors };
+    const parts: AlignParts = { store, groups, vectors, release };
     if (updates !== undefined) {
       store.setOverlay(updates);
       const added = [...updates.addedSentences()].map((a) => ({
@@ -53,8 +66,6 @@ async function withIndexParts<T>(dir: string, use: (parts: AlignParts) => Promis
     }
     return await use(parts);
   } finally {
-    await updates?.close();
-    await vectors?.close();
-    await close();
+    await release();
   }
 }

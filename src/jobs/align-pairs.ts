@@ -118,8 +118,9 @@ export async function alignDocumentSet(
       await addNeighboursOfNeighbours(first, search.rescore, { onProgress: onHop });
     }
     const fits = (i: number, j: number) => compatible(set.meta(i), set.meta(j), o);
-    // The band is chosen on each document's nearest compatible neighbour.
-    const band = alignBand(nearestScores(first, fits), o, o.autoBand);
+    // The band is chosen on each document's nearest compatible neighbour (its second: what chance gives it).
+    const nearest = nearestScores(first, fits);
+    const band = alignBand(nearest.first, o, o.autoBand, nearest.second);
     if (band.min >= band.max) {
       throw new ParamineError(
         'BAD_INPUT',
@@ -260,20 +261,27 @@ async function withoutCopies(
   return crowded;
 }
 
-/** Each document's nearest compatible neighbour's score (none: no compatible one among its candidates). */
-function nearestScores(found: Neighbours, fits: (i: number, j: number) => boolean): number[] {
-  const out: number[] = [];
+/**
+ * Each document's nearest compatible neighbour's score and its second's (NaN: none); documents with no
+ * compatible one among their candidates are left out.
+ */
+function nearestScores(
+  found: Neighbours,
+  fits: (i: number, j: number) => boolean,
+): { first: number[]; second: number[] } {
+  const [first, second]: [number[], number[]] = [[], []];
   const { docs, k, ids, scores } = found;
   for (let r = 0; r < docs.length; r++) {
-    for (let h = 0; h < k; h++) {
+    const best: number[] = [];
+    for (let h = 0; h < k && best.length < 2; h++) {
       const j = ids[r * k + h] as number;
-      if (j >= 0 && fits(docs[r] as number, j)) {
-        out.push(scores[r * k + h] as number);
-        break;
-      }
+      if (j >= 0 && fits(docs[r] as number, j)) best.push(scores[r * k + h] as number);
     }
+    if (best.length === 0) continue;
+    first.push(best[0] as number);
+    second.push(best[1] ?? Number.NaN);
   }
-  return out;
+  return { first, second };
 }
 
 /** The pairs inside [min, max), each once, best first, each document keeping at most `partners`. */

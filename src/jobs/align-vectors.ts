@@ -13,14 +13,30 @@ import type { AlignOptions } from './align-options.js';
 import { RARE_DEPTH, RareGrams } from './align-rare.js';
 import type { DocVectors, MoreCandidates, NearestStage, NeighbourOptions } from './align-search.js';
 
+/** Consecutive documents' mean embeddings: rows.length / dim of them. */
+export interface MeanChunk {
+  dim: number;
+  rows: Float32Array;
+}
+
 /** Documents to align: row r's id, text (tfidf) and metadata (the scope keys). */
 export interface DocumentSet {
   readonly count: number;
   id(r: number): string;
   text(r: number): string;
   meta(r: number): Readonly<Record<string, unknown>>;
-  /** The mean method's vectors: count x dim, each row a normalized mean of sentence embeddings. */
-  means?: ((progress?: (done: number, total: number) => void) => Promise<Float32Array>) | undefined;
+  /**
+   * The mean embeddings (methods mean and hybrid): each row a normalized mean of the document's sentence
+   * embeddings, in order, a chunk of consecutive documents at a time (hybrid keeps them as int8 as they
+   * come, never all as floats: 1.5 GB at 10^6 documents).
+   */
+  means?: ((progress?: (done: number, total: number) => void) => AsyncIterable<MeanChunk>) | undefined;
+  /**
+   * Called once every text and vector is read: what they were read from may be closed (ids and metadata
+   * are all the alignment reads after). `docs align` closes its index's store there, whose mapped pages
+   * (~1 GB at 10^6 documents) would stay in its resident set to the end.
+   */
+  release?: (() => Promise<void>) | undefined;
 }
 
 /**
@@ -71,9 +87,10 @@ export async function documentVectors(
   digest: string;
 }> {
   if (o.method !== 'mean') {
-    // Hybrid: the embeddings' means first, kept as int8, so their floats are gone before the n-grams come.
+    // Hybrid: the embeddings' means first, each chunk kept as int8 as it is read, then the n-grams.
     const means = o.method === 'hybrid' ? await meanRows(set, o.method, progress) : undefined;
     const { grams, digest } = await docGrams(set, progress);
+    await set.release?.();
     const rare = RareGrams.build(grams);
     const tfidf = (i: number, js: Int32Array, out: Float32Array) => grams.cosines(i, js, out);
     const project = (ids: ArrayLike<number>, dim: number) => grams.project(ids, dim);
@@ -88,6 +105,7 @@ export async function documentVectors(
     };
   }
   const m = await readMeans(set, o.method, progress);
+  await set.release?.();
   const dim = m.length / set.count;
   return {
     vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) },

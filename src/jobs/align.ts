@@ -9,8 +9,8 @@
  *    (align-grams.ts); a `dim`-float projection of it finds each document's candidates in an index chosen
  *    for their number (align-search.ts), and the exact TF-IDF cosine scores them;
  *  - mean: the mean of the document's stored sentence embeddings (vectors.f16), normalized.
- * Sub-quadratic: IVF search over the documents, never all pairs; memory 4 bytes a distinct n-gram of each
- * document plus the index (docs/benchmarks/documents.md: 10^6 documents in 21 min, 3.35 GiB).
+ * Sub-quadratic: IVF search over the documents, never all pairs; memory ~2.5 bytes a distinct n-gram of
+ * each document plus the index (docs/benchmarks/documents.md has the figures at 10^6 documents).
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -26,6 +26,7 @@ import {
   alignShare,
   type DocumentSet,
 } from './align-pairs.js';
+import type { MeanChunk } from './align-vectors.js';
 
 export { type AlignOptions, type AlignOptionsInput, alignOptionsSchema } from './align-options.js';
 export type { Alignment, AlignShare, DocPair, SharePlan } from './align-pairs.js';
@@ -37,6 +38,8 @@ export interface AlignParts {
   vectors?: VectorFile | undefined;
   /** Sentences added since the build: their embeddings, as added (the mean method reads them). */
   added?: { readonly base: number; vectors(ids: readonly number[]): Float32Array } | undefined;
+  /** Closes all of the above early, once the documents are read (DocumentSet.release); safe to call twice. */
+  release?: (() => Promise<void>) | undefined;
 }
 
 interface Doc {
@@ -84,26 +87,26 @@ function normalizeRows(m: Float32Array, dim: number): void {
 /** Documents whose built rows are read in one readIds call: one worker-thread gather, not a read a sentence. */
 const MEAN_CHUNK = 4096;
 
-async function meanVectors(
+async function* meanVectors(
   docs: Doc[],
   parts: AlignParts,
   progress?: (done: number, total: number) => void,
-): Promise<Float32Array> {
+): AsyncGenerator<MeanChunk> {
   const vectors = parts.vectors as VectorFile;
   const dim = vectors.dim;
-  const m = new Float32Array(docs.length * dim);
-  const addTo = (r: number, v: Float32Array, at: number) => {
-    const row = m.subarray(r * dim, (r + 1) * dim);
-    for (let i = 0; i < dim; i++) row[i] = (row[i] as number) + (v[at + i] as number);
-  };
   for (let first = 0; first < docs.length; first += MEAN_CHUNK) {
     const chunk = docs.slice(first, first + MEAN_CHUNK);
+    const m = new Float32Array(chunk.length * dim);
+    const addTo = (k: number, v: Float32Array, at: number) => {
+      const row = m.subarray(k * dim, (k + 1) * dim);
+      for (let i = 0; i < dim; i++) row[i] = (row[i] as number) + (v[at + i] as number);
+    };
     // Built sentences from vectors.f16; added ones (ids from the updates' base on) as they were embedded.
     const built = chunk.map((d) => d.sentences.filter((id) => id < vectors.count));
     const rows = await vectors.readIds(built.flat());
     let at = 0;
     for (const [k, d] of chunk.entries()) {
-      for (let s = 0; s < (built[k] as number[]).length; s++, at += dim) addTo(first + k, rows, at);
+      for (let s = 0; s < (built[k] as number[]).length; s++, at += dim) addTo(k, rows, at);
       const added = d.sentences.filter((id) => id >= vectors.count);
       if (added.length === 0) continue;
       if (parts.added === undefined || added.some((id) => id < parts.added!.base)) {
@@ -112,12 +115,12 @@ async function meanVectors(
         });
       }
       const extra = parts.added.vectors(added);
-      for (let s = 0; s < added.length; s++) addTo(first + k, extra, s * dim);
+      for (let s = 0; s < added.length; s++) addTo(k, extra, s * dim);
     }
+    normalizeRows(m, dim);
     progress?.(first + chunk.length, docs.length);
+    yield { dim, rows: m };
   }
-  normalizeRows(m, dim);
-  return m;
 }
 
 /** Document pairs of the index's documents (its `docKey` groups) inside the band, at most `partners` each. */
@@ -149,6 +152,7 @@ function documentSet(parts: AlignParts, o: AlignOptions): DocumentSet {
       (docs[r] as Doc).sentences.map((id) => (parts.store.get(id) as SentenceRecord).text).join(' '),
     meta: (r) => (docs[r] as Doc).meta,
     means: parts.vectors === undefined ? undefined : (progress) => meanVectors(docs, parts, progress),
+    release: parts.release,
   };
 }
 

@@ -80,7 +80,13 @@ const set = (withMeans: boolean): DocumentSet => ({
   id: (r) => `d${r}`,
   text: (r) => texts[r] as string,
   meta: () => ({}),
-  means: withMeans ? async () => means : undefined,
+  means: withMeans
+    ? async function* () {
+        // Two chunks, as the index's documents come (align.ts reads 4,096 at a time).
+        yield { dim: DIM, rows: means.subarray(0, 150 * DIM) };
+        yield { dim: DIM, rows: means.subarray(150 * DIM) };
+      }
+    : undefined,
 });
 
 t.test(
@@ -149,4 +155,38 @@ t.test('without kept embeddings, hybrid says how to get them or what to use inst
     code: 'BAD_INPUT',
     message: /vectors\.f16.*--method tfidf/,
   });
+});
+
+t.test('what the documents were read from is released once, after every text and mean is read', async (t) => {
+  let released = 0;
+  let readAfter = 0;
+  const base = set(true);
+  const watched: DocumentSet = {
+    ...base,
+    text: (r) => {
+      if (released > 0) readAfter++;
+      return base.text(r);
+    },
+    means: async function* (progress) {
+      for await (const chunk of base.means?.(progress) ?? []) {
+        if (released > 0) readAfter++;
+        yield chunk;
+      }
+    },
+    release: async () => {
+      released++;
+    },
+  };
+  const o = alignOptionsSchema.parse({
+    min: 0.1,
+    max: 1.01,
+    autoBand: false,
+    partners: 1,
+    dim: 64,
+    method: 'hybrid',
+  });
+  const found = await alignDocumentSet(watched, o);
+  t.ok(found.pairs.length > 0);
+  t.equal(released, 1, 'released once');
+  t.equal(readAfter, 0, 'nothing read after it');
 });

@@ -1,0 +1,169 @@
+/**
+ * The documents' gram rows, compressed: each row's sorted (bucket, count) entries kept as LEB128 varints of
+ * the gap to the previous bucket, shifted left one bit whose set value says a count above 1 follows (as a
+ * varint of count - 2). A document of a few sentences holds ~600 distinct buckets of 2^22, gaps of ~7,000:
+ * 2.50 bytes an entry on the 10^5 lab documents, where a packed u32 took 4 (docs/benchmarks/documents.md).
+ * Rows are decoded into a caller's scratch, or dotted with a dense table as they are read (cosines' hot path).
+ */
+
+/** Bytes a storage chunk (64 MB): the rows grow by chunks, never by copying all of them. */
+const CHUNK_BYTES = 1 << 26;
+/** The most bytes an entry takes: a gap of up to 2^22 shifted (4), a count of up to 2^10 (2). */
+const MAX_ENTRY = 6;
+
+export class GramRows {
+  readonly #chunks: Uint8Array[] = [];
+  #fill = 0;
+  /** Row i: its chunk, and the start and end of its bytes there. */
+  #chunkOf = new Uint16Array(1024);
+  #start = new Uint32Array(1024);
+  #end = new Uint32Array(1024);
+  #n = 0;
+  #longest = 0;
+  #entries = 0;
+  #used = 0;
+  #encoded = new Uint8Array(MAX_ENTRY * 1024);
+
+  constructor(
+    /** Low bits of a packed entry that hold its count (the rest: its bucket). */
+    private readonly countBits: number,
+    private readonly chunkBytes = CHUNK_BYTES,
+  ) {}
+
+  get count(): number {
+    return this.#n;
+  }
+
+  /** The most entries a row holds: what decode() may write. */
+  get longest(): number {
+    return this.#longest;
+  }
+
+  /** Adds a row of packed (bucket << countBits | count) entries, sorted by bucket. */
+  add(entries: Uint32Array): void {
+    if (this.#encoded.length < MAX_ENTRY * entries.length)
+      this.#encoded = new Uint8Array(2 * MAX_ENTRY * entries.length);
+    const out = this.#encoded;
+    const mask = (1 << this.countBits) - 1;
+    let at = 0;
+    let prev = -1;
+    const put = (v: number) => {
+      while (v >= 0x80) {
+        out[at++] = (v & 0x7f) | 0x80;
+        v >>>= 7;
+      }
+      out[at++] = v;
+    };
+    for (const e of entries) {
+      const bucket = e >>> this.countBits;
+      const count = e & mask;
+      put(((bucket - prev) << 1) | (count > 1 ? 1 : 0));
+      if (count > 1) put(count - 2);
+      prev = bucket;
+    }
+    if (this.#chunks.length === 0 || this.#fill + at > this.chunkBytes) {
+      this.#chunks.push(new Uint8Array(Math.max(this.chunkBytes, at)));
+      this.#fill = 0;
+    }
+    (this.#chunks[this.#chunks.length - 1] as Uint8Array).set(out.subarray(0, at), this.#fill);
+    this.#grow();
+    this.#chunkOf[this.#n] = this.#chunks.length - 1;
+    this.#start[this.#n] = this.#fill;
+    this.#fill += at;
+    this.#end[this.#n] = this.#fill;
+    this.#n++;
+    this.#longest = Math.max(this.#longest, entries.length);
+    this.#entries += entries.length;
+    this.#used += at;
+  }
+
+  /** Row i's packed entries into `into` (at least `longest` long); returns how many. */
+  decode(i: number, into: Uint32Array): number {
+    const bytes = this.#chunks[this.#chunkOf[i] as number] as Uint8Array;
+    const end = this.#end[i] as number;
+    const shift = this.countBits;
+    let p = this.#start[i] as number;
+    let prev = -1;
+    let n = 0;
+    while (p < end) {
+      let b = bytes[p++] as number;
+      let v = b & 0x7f;
+      for (let s = 7; b >= 0x80; s += 7) {
+        b = bytes[p++] as number;
+        v |= (b & 0x7f) << s;
+      }
+      let count = 1;
+      if ((v & 1) === 1) {
+        b = bytes[p++] as number;
+        let c = b & 0x7f;
+        for (let s = 7; b >= 0x80; s += 7) {
+          b = bytes[p++] as number;
+          c |= (b & 0x7f) << s;
+        }
+        count = c + 2;
+      }
+      prev += v >>> 1;
+      into[n++] = ((prev << shift) | count) >>> 0;
+    }
+    return n;
+  }
+
+  /**
+   * The sum over row i's entries of count x table[bucket], decoded as read, nothing written; `present` (a
+   * bit a bucket: 512 KB, held in a core's L2 where the 16 MB table is not) says which of the table's
+   * entries are not zero, so most of the row's buckets cost no lookup in the table.
+   */
+  dot(i: number, table: Float32Array, present: Int32Array): number {
+    const bytes = this.#chunks[this.#chunkOf[i] as number] as Uint8Array;
+    const end = this.#end[i] as number;
+    let p = this.#start[i] as number;
+    let prev = -1;
+    let sum = 0;
+    while (p < end) {
+      // Most gaps take two bytes, some one: those read without a loop.
+      let v = bytes[p++] as number;
+      if (v >= 0x80) {
+        let b = bytes[p++] as number;
+        v = (v & 0x7f) | ((b & 0x7f) << 7);
+        for (let s = 14; b >= 0x80; s += 7) {
+          b = bytes[p++] as number;
+          v |= (b & 0x7f) << s;
+        }
+      }
+      prev += v >>> 1;
+      const hit = ((present[prev >>> 5] as number) >>> (prev & 31)) & 1;
+      if ((v & 1) === 0) {
+        if (hit === 1) sum += table[prev] as number;
+      } else {
+        let b = bytes[p++] as number;
+        let c = b & 0x7f;
+        for (let s = 7; b >= 0x80; s += 7) {
+          b = bytes[p++] as number;
+          c |= (b & 0x7f) << s;
+        }
+        if (hit === 1) sum += (c + 2) * (table[prev] as number);
+      }
+    }
+    return sum;
+  }
+
+  /** What the rows hold: entries, the bytes they take, and the bytes of the chunks that hold them. */
+  get size(): { entries: number; bytes: number; allocated: number } {
+    const allocated = this.#chunks.reduce((sum, c) => sum + c.length, 0);
+    return { entries: this.#entries, bytes: this.#used, allocated };
+  }
+
+  #grow(): void {
+    if (this.#n < this.#start.length) return;
+    const cap = this.#start.length * 2;
+    const chunkOf = new Uint16Array(cap);
+    chunkOf.set(this.#chunkOf);
+    const start = new Uint32Array(cap);
+    start.set(this.#start);
+    const end = new Uint32Array(cap);
+    end.set(this.#end);
+    this.#chunkOf = chunkOf;
+    this.#start = start;
+    this.#end = end;
+  }
+}
