@@ -204,7 +204,7 @@ export function tailSplit(
   const beta = Math.max((spacing[spacing.length >> 1] as number) / Math.LN2, 1e-6);
   // Seconds further below x than this add no chance document (e^-30).
   const reach = 30 * beta;
-  const lo = Math.min(median - reach, (paired[paired.length - 1] as [number, number])[1]);
+  const lo = median - reach;
   const bins = new Float64Array(Math.ceil(((first[n - 1] as number) - lo) / TAIL_BIN) + 1);
   for (const [, y] of paired) if (y >= lo) bins[Math.floor((y - lo) / TAIL_BIN)]! += 1;
   let at: number | undefined;

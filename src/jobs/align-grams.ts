@@ -141,11 +141,6 @@ export class DocGrams {
     return this.#rows.count;
   }
 
-  /** The rows' entries and bytes (GramRows.size). */
-  get size(): GramRows['size'] {
-    return this.#rows.size;
-  }
-
   /** Adds the next document (row = its order of addition). */
   add(text: string): void {
     if (this.#idf !== undefined) throw new Error('DocGrams: add after finish');

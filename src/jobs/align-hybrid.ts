@@ -10,7 +10,6 @@
  * joint search 0.043.
  */
 import { createHash } from 'node:crypto';
-import { sha256 } from '../durable.js';
 import { ParamineError } from '../errors.js';
 import type { DocVectors } from './align-search.js';
 import type { DocumentSet, MeanChunk } from './align-vectors.js';
@@ -105,10 +104,6 @@ export function jointVectors(
   };
 }
 
-/** The digest of the documents' mean embeddings (they are part of an alignment's work: its checkpoint). */
-export const meansDigest = (m: Float32Array): string =>
-  sha256(new Uint8Array(m.buffer, m.byteOffset, m.byteLength));
-
 /** What holds the documents' mean embeddings (a DocumentSet): absent when the index kept none. */
 interface Means {
   count: number;
@@ -118,8 +113,17 @@ interface Means {
 /** How far the reading of the embeddings is, as the alignment's `means` stage. */
 type Progress = (stage: 'means', done: number, total: number) => void;
 
-/** The documents' mean embeddings, a chunk at a time, or what to do when the index kept none. */
-function meanChunks(set: Means, method: string, progress?: Progress): AsyncIterable<MeanChunk> {
+/**
+ * Each chunk of the documents' mean embeddings handed to `take` (its first document, its rows) as it is read,
+ * or what to do when the index kept none. Returns their digest, the sha256 of all the floats in order (they
+ * are part of an alignment's work: its checkpoint).
+ */
+async function eachMeanChunk(
+  set: Means,
+  method: string,
+  progress: Progress | undefined,
+  take: (first: number, chunk: MeanChunk) => void,
+): Promise<string> {
   if (set.means === undefined) {
     throw new ParamineError(
       'BAD_INPUT',
@@ -127,38 +131,43 @@ function meanChunks(set: Means, method: string, progress?: Progress): AsyncItera
       { field: 'method' },
     );
   }
-  return set.means(progress && ((done, total) => progress('means', done, total)));
+  const hash = createHash('sha256');
+  let first = 0;
+  for await (const chunk of set.means(progress && ((done, total) => progress('means', done, total)))) {
+    take(first, chunk);
+    first += chunk.rows.length / chunk.dim;
+    hash.update(new Uint8Array(chunk.rows.buffer, chunk.rows.byteOffset, chunk.rows.byteLength));
+  }
+  return hash.digest('hex');
 }
 
-/** The documents' mean embeddings as floats (the mean method's index input): count x dim. */
-export async function readMeans(set: Means, method: string, progress?: Progress): Promise<Float32Array> {
-  let m: Float32Array | undefined;
-  let at = 0;
-  for await (const { dim, rows } of meanChunks(set, method, progress)) {
-    m ??= new Float32Array(set.count * dim);
-    m.set(rows, at);
-    at += rows.length;
-  }
-  return m ?? new Float32Array(0);
+/** The documents' mean embeddings as floats (the mean method's index input: count x dim), and their digest. */
+export async function readMeans(
+  set: Means,
+  method: string,
+  progress?: Progress,
+): Promise<{ m: Float32Array; digest: string }> {
+  let m = new Float32Array(0);
+  const digest = await eachMeanChunk(set, method, progress, (first, { dim, rows }) => {
+    if (first === 0) m = new Float32Array(set.count * dim);
+    m.set(rows, first * dim);
+  });
+  return { m, digest };
 }
 
 /**
- * The documents' mean embeddings as int8 rows, and their digest (meansDigest's of the floats): each chunk
- * quantized as it comes, so the floats of all documents are never held.
+ * The documents' mean embeddings as int8 rows, and their digest: each chunk quantized as it comes, so the
+ * floats of all documents are never held.
  */
 export async function meanRows(
   set: Means,
   method: string,
   progress?: Progress,
 ): Promise<{ rows: Int8Rows; digest: string }> {
-  const hash = createHash('sha256');
-  let rows: Int8Rows | undefined;
-  let first = 0;
-  for await (const chunk of meanChunks(set, method, progress)) {
-    rows ??= Int8Rows.empty(set.count, chunk.dim);
+  let rows = Int8Rows.empty(0, 1);
+  const digest = await eachMeanChunk(set, method, progress, (first, chunk) => {
+    if (first === 0) rows = Int8Rows.empty(set.count, chunk.dim);
     rows.set(first, chunk.rows);
-    first += chunk.rows.length / chunk.dim;
-    hash.update(new Uint8Array(chunk.rows.buffer, chunk.rows.byteOffset, chunk.rows.byteLength));
-  }
-  return { rows: rows ?? Int8Rows.empty(0, 1), digest: hash.digest('hex') };
+  });
+  return { rows, digest };
 }

@@ -8,7 +8,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { sha256 } from '../durable.js';
 import { gatherRows } from '../index/index.js';
 import { DocGrams } from './align-grams.js';
-import { hybridScore, jointVectors, meanRows, meansDigest, readMeans } from './align-hybrid.js';
+import { hybridScore, jointVectors, meanRows, readMeans } from './align-hybrid.js';
 import type { AlignOptions } from './align-options.js';
 import { RARE_DEPTH, RareGrams } from './align-rare.js';
 import type { DocVectors, MoreCandidates, NearestStage, NeighbourOptions } from './align-search.js';
@@ -104,11 +104,8 @@ export async function documentVectors(
       digest: means === undefined ? digest : sha256(`${digest}\n${means.digest}`),
     };
   }
-  const m = await readMeans(set, o.method, progress);
+  const { m, digest } = await readMeans(set, o.method, progress);
   await set.release?.();
   const dim = m.length / set.count;
-  return {
-    vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) },
-    digest: meansDigest(m),
-  };
+  return { vectors: { dim, rows: (ids) => gatherRows(m, Array.from(ids), dim) }, digest };
 }
