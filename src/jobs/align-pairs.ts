@@ -17,7 +17,7 @@ import { AlignCheckpoint, type Resumed } from './align-checkpoint.js';
 import { type CopyGroup, copyGroups, copyRepresentatives } from './align-copies.js';
 import { addNeighboursOfNeighbours } from './align-hops.js';
 import type { AlignOptions } from './align-options.js';
-import { RARE_DEPTH } from './align-rare.js';
+import { RARE_DEFAULTS, RARE_DEPTH } from './align-rare.js';
 import { checkKeys, compatible } from './align-scope.js';
 import {
   addReverse,
@@ -25,6 +25,7 @@ import {
   type NearestOptions,
   type NeighbourOptions,
   type Neighbours,
+  PROBE_FACTOR,
   SEARCH_BATCH,
 } from './align-search.js';
 import { type AlignProgress, type DocumentSet, documentVectors } from './align-vectors.js';
@@ -38,11 +39,13 @@ export interface DocPair {
 }
 
 /**
- * tfidf: candidates searched per document in the projection before their exact cosines pick the best. The
- * projection's noise (~1/sqrt(dim)) lets chance documents outrank a partner among a million; 64 deep found
- * them where 8 did not (docs/benchmarks/documents.md).
+ * Candidates searched per document before their exact scores pick the best. The TF-IDF projection's noise
+ * (~1/sqrt(dim)) lets chance documents outrank a partner among a million: 64 deep found them where 8 did not.
+ * The joint vectors (hybrid) rank by nearly the score itself: at 10^6 lab documents 24 deep lost 0.002 of the
+ * planted partners that 64 found, for the exact scoring of 40 candidates a document, not 80: the time goes to
+ * more rare keys instead (RARE_DEFAULTS; docs/benchmarks/documents.md).
  */
-const DEPTH = 64;
+const DEPTH = { projection: 64, joint: 24 } as const;
 
 export interface AlignHooks extends Omit<NearestOptions, 'checkpoint' | 'onProgress'> {
   onProgress?: AlignProgress | undefined;
@@ -205,7 +208,7 @@ async function prepare(
   const { vectors, rescore, more, digest } = await documentVectors(set, o, hooks.onProgress, joint);
   // Room for the band and the scope to drop candidates before `partners` are found.
   const k = o.partners * 8;
-  const search = { rescore, more, depth: Math.max(k, DEPTH) };
+  const search = { rescore, more, depth: Math.max(k, DEPTH[joint ? 'joint' : 'projection']) };
   const print = fingerprint(digest, set.count, o, search.depth, hooks.maxRamBytes, joint);
   const checkpoint =
     work === undefined
@@ -337,6 +340,8 @@ function fingerprint(
     k: o.partners * 8,
     depth,
     rare: RARE_DEPTH,
+    rareKeys: RARE_DEFAULTS,
+    probes: PROBE_FACTOR,
     ram,
     ...(joint ? { joint } : {}),
   };

@@ -6,7 +6,8 @@
  * rare character grams with them: each document's `keys` rarest buckets (document frequency 2..maxDf) go
  * into inverted lists; a document's candidates are those that chose one of its keys too, ranked by the
  * summed idf^2 of the keys they share. Both sources are scored exactly afterwards, so this pass only has
- * to put the partner in the list. Memory: 4 bytes a key; time: the lists' lengths, bounded by maxDf.
+ * to put the partner in the list. Memory: 4 bytes a key (a row's keys are picked again when it is searched);
+ * time: the lists' lengths, bounded by maxDf.
  */
 import { BUCKETS, type DocGrams } from './align-grams.js';
 
@@ -18,11 +19,12 @@ export interface RareOptions {
 }
 
 /**
- * 32 keys, lists of at most 500 documents, 16 candidates: at 10^6 lab documents this pass adds ~2 min and
- * lifts the partners found with the IVF's (and the reverse edges) from 0.73 to 0.90; maxDf 2000 gives 0.93
- * at ~10 min (docs/benchmarks/documents.md).
+ * 64 keys, lists of at most 1,000 documents, 16 candidates. At 10^6 lab documents 32 keys and lists of 500 lifted
+ * the partners found with the IVF's (and the reverse edges) from 0.73 to 0.90 for ~2 min; beside the joint
+ * search (hybrid), 64 and 1,000 took a planted partner from either side from 0.955 to 0.966, for ~0.1 ms a
+ * document and 12 s to build (docs/benchmarks/documents.md).
  */
-export const RARE_DEFAULTS: RareOptions = { keys: 32, maxDf: 500 };
+export const RARE_DEFAULTS: RareOptions = { keys: 64, maxDf: 1000 };
 
 /** Candidates a document takes from the rare lists. */
 export const RARE_DEPTH = 16;
@@ -34,21 +36,25 @@ export class RareGrams {
   #touched: Int32Array = new Int32Array(4096);
   #heap: Int32Array = new Int32Array(64);
 
+  /** One row's keys (candidates()'s scratch). */
+  readonly #keys: Uint32Array;
+
   private constructor(
     private readonly grams: DocGrams,
-    private readonly t: number,
-    /** Row i's keys: keys[i * t ..], NONE-padded. */
-    private readonly keys: Uint32Array,
+    private readonly o: RareOptions,
     /** Bucket b's documents: docs[offsets[b] .. offsets[b + 1]]. */
     private readonly offsets: Uint32Array,
     private readonly docs: Int32Array,
   ) {
     this.#acc = new Float32Array(grams.count);
+    this.#keys = new Uint32Array(o.keys);
   }
 
   static build(grams: DocGrams, o: RareOptions = RARE_DEFAULTS): RareGrams {
     const n = grams.count;
     const t = o.keys;
+    // Each row's keys, held while the lists are filled only: candidates() picks them again (tens of
+    // microseconds a document), so the n x keys table is not beside the index during the search.
     const keys = new Uint32Array(n * t).fill(NONE);
     const buckets = BUCKETS;
     const offsets = new Uint32Array(buckets + 1);
@@ -71,16 +77,17 @@ export class RareGrams {
         fill[b] = (fill[b] as number) + 1;
       }
     }
-    return new RareGrams(grams, t, keys, offsets, docs);
+    return new RareGrams(grams, o, offsets, docs);
   }
 
   /** Up to out.length candidates of document i, the most shared rare weight first; returns how many. */
   candidates(i: number, out: Int32Array): number {
     const acc = this.#acc;
     let touched = 0;
-    for (let x = i * this.t; x < (i + 1) * this.t; x++) {
-      const b = this.keys[x] as number;
-      if (b === NONE) break;
+    const keys = this.#keys;
+    const m = this.grams.rarest(i, this.o.maxDf, keys);
+    for (let x = 0; x < m; x++) {
+      const b = keys[x] as number;
       const w = this.grams.idfOf(b) ** 2;
       const end = this.offsets[b + 1] as number;
       for (let p = this.offsets[b] as number; p < end; p++) {

@@ -224,14 +224,19 @@ export class DocIndex {
 }
 
 /**
- * The lists probed for documents: with an HNSW coarse quantizer (10^6 documents on), twice the sentence
- * plan's nprobe within the same graph walk (efSearch). Documents hold no clusters for the lists to follow
- * (align-rare.ts); at 10^6 lab documents this found 0.913 of the planted partners against 0.892, and 0.928
- * of the exact in-band nearest against 0.892, for ~15% more search time (docs/benchmarks/documents.md).
+ * The lists probed for documents, as a multiple of the sentence plan's nprobe: with an HNSW coarse quantizer
+ * (10^6 documents on), twice its nprobe within the same graph walk (efSearch). Documents hold no clusters for the lists to follow
+ * (align-rare.ts): at 10^6 lab documents twice found 0.913 of the planted partners against 0.892 for ~15% more
+ * search time. With the joint vectors and the rare lists of 64 keys a partner from either side was found for
+ * 0.966; three times the lists made it 0.971 but took the full alignment past 30 minutes on 2 cores (31 against
+ * 27; docs/benchmarks/documents.md). Part of an alignment's checkpoint fingerprint: another factor's lists differ.
  */
+export const PROBE_FACTOR = 2;
+
+/** nprobe and efSearch for documents (PROBE_FACTOR). */
 function documentProbes(search: IndexPlan['search']): { nprobe: number; efSearch?: number } {
   if (search.efSearch === undefined) return { nprobe: search.nprobe };
-  const nprobe = 2 * search.nprobe;
+  const nprobe = PROBE_FACTOR * search.nprobe;
   return { nprobe, efSearch: Math.max(search.efSearch, nprobe) };
 }
 

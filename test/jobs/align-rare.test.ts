@@ -44,6 +44,40 @@ t.test(
   },
 );
 
+t.test("a document's keys are picked again at each call: the same candidates in any order", async (t) => {
+  // Words shared by a few documents each (rare), beside common text: many lists, overlapping.
+  const words = ['quill', 'zephyr', 'fjord', 'gizmo', 'jackal', 'vortex', 'plinth', 'brogue', 'cwm', 'kudzu'];
+  const texts = Array.from({ length: 60 }, (_, i) =>
+    [common[i % 2], words[i % 10], words[(i * 3 + 1) % 10], words[(i * 7 + 2) % 10]].join(' '),
+  );
+  const g = grams(texts);
+  const rare = RareGrams.build(g, { keys: 8, maxDf: 20 });
+  const run = (order: number[]) =>
+    new Map(
+      order.map((i) => {
+        const out = new Int32Array(6);
+        return [i, Array.from(out.subarray(0, rare.candidates(i, out)))] as const;
+      }),
+    );
+  const ids = texts.map((_, i) => i);
+  const forward = run(ids);
+  const backward = run([...ids].reverse());
+  t.same(backward, forward, 'the same lists, whatever was asked before');
+  // Each candidate shares one of the document's keys.
+  const keysOf = (i: number) => {
+    const out = new Uint32Array(8);
+    return new Set(out.subarray(0, g.rarest(i, 20, out)));
+  };
+  const shared = ids.every((i) =>
+    (forward.get(i) ?? []).every((j) => [...keysOf(j)].some((b) => keysOf(i).has(b))),
+  );
+  t.ok(shared, 'every candidate shares a key');
+  t.ok(
+    ids.some((i) => (forward.get(i)?.length ?? 0) > 0),
+    'candidates found',
+  );
+});
+
 t.test('rarest(): buckets in 2..maxDf documents, rarest first', async (t) => {
   const g = grams(['abc xyz', 'abc xyz', 'abc', 'abc', 'abc']);
   const out = new Uint32Array(64);
