@@ -333,7 +333,8 @@ function fingerprint(
   ram: number | undefined,
   joint: boolean,
 ): string {
-  // `joint` only when set, so tfidf's and mean's work of runs made before it existed still resumes.
+  // The rare lists' options and the lists probed are constants of the code, not options: a version that
+  // changes them finds other lists, so its runs never resume an older one's. `joint` only for hybrid's search.
   const shape = {
     method: o.method,
     dim: o.dim,
