@@ -43,15 +43,12 @@ async function withIndexParts<T>(dir: string, use: (parts: AlignParts) => Promis
   const updates = existsSync(join(dir, UPDATES_DIR, 'data.mdb'))
     ? IndexUpdates.open(dir, store.count, new Set<number>())
     : undefined;
-  let closed: Promise<void> | undefined;
-  // Once: the alignment closes them as soon as the documents are read (their mapped pages leave its RSS).
+  let storeClosed: Promise<void> | undefined;
+  // The store once the documents are read (its mapped pages leave the alignment's RSS); the embeddings are
+  // read by position (no pages held) and stay open for the sentence match.
   const release = () => {
-    closed ??= (async () => {
-      await updates?.close();
-      await vectors?.close();
-      await close();
-    })();
-    return closed;
+    storeClosed ??= close();
+    return storeClosed;
   };
   try {
     const parts: AlignParts = { store, groups, vectors, release };
@@ -66,6 +63,8 @@ async function withIndexParts<T>(dir: string, use: (parts: AlignParts) => Promis
     }
     return await use(parts);
   } finally {
+    await updates?.close();
+    await vectors?.close();
     await release();
   }
 }

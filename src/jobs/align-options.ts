@@ -8,7 +8,7 @@ export const alignOptionsSchema = z.object({
   method: z.enum(['tfidf', 'mean', 'hybrid']).default('tfidf').register(cli, {
     flag: '--method <tfidf|mean|hybrid>',
     description:
-      "document scores: character n-gram TF-IDF cosine (Turku), the cosine of the sentence embeddings' means, or hybrid: searched and scored by the mean of both (needs vectors.f16; separates planted pairs from chance ones best: docs/benchmarks/documents.md)",
+      "document scores: character n-gram TF-IDF cosine (Turku), the cosine of the sentence embeddings' means, or hybrid: searched by the mean of both, each document's best candidates then scored by that mean and how well their sentences pair up (needs vectors.f16; separates planted pairs from chance ones best: docs/benchmarks/documents.md)",
   }),
   min: z
     .number()

@@ -4,7 +4,8 @@
  * from align-vectors.ts: for tfidf and hybrid, an index chosen for the number of documents (align-search.ts)
  * searched with a projection of their n-grams, plus their rare n-grams' lists (align-rare.ts), each candidate
  * re-scored exactly (align-grams.ts, align-hybrid.ts); a pair found from one side joins the other side's
- * list (addReverse), and each list is offered its best neighbours' lists (align-hops.ts). The band is read
+ * list (addReverse), and each list is offered its best neighbours' lists (align-hops.ts); with hybrid, each
+ * list's best few are scored again with their sentences' match (align-sentences.ts). The band is read
  * from each document's nearest (align-band.ts), near copies collapse (align-copies.ts), and each document
  * keeps at most `partners` pairs inside the band, best first.
  * Distributed (queue/align.ts): between the index and the rest, workers search shares of the documents into
@@ -28,6 +29,7 @@ import {
   PROBE_FACTOR,
   SEARCH_BATCH,
 } from './align-search.js';
+import { MATCH_COMBINE, matchSentences } from './align-sentences.js';
 import { type AlignProgress, type DocumentSet, documentVectors } from './align-vectors.js';
 
 export type { AlignProgress, DocumentSet } from './align-vectors.js';
@@ -121,6 +123,9 @@ export async function alignDocumentSet(
       await addNeighboursOfNeighbours(first, search.rescore, { onProgress: onHop });
     }
     const fits = (i: number, j: number) => compatible(set.meta(i), set.meta(j), o);
+    const match = sentencePass(set, o, fits, hooks.onProgress);
+    await match?.(first);
+    const matched = match && first.ids.slice();
     // The band is chosen on each document's nearest compatible neighbour (its second: what chance gives it).
     const nearest = nearestScores(first, fits);
     const band = alignBand(nearest.first, o, o.autoBand, nearest.second);
@@ -142,6 +147,9 @@ export async function alignDocumentSet(
         keep: (j) => rep[j] === j,
       });
     }
+    // Lists the copies' pass changed are matched again, their base scores read afresh (entries of both kinds).
+    if (match !== undefined && matched !== undefined && searchedAgain.length > 0)
+      await match(first, changedRows(first, matched), search.rescore);
     addReverse(first, (i) => rep[i] === i);
     const idOf = (i: number) => set.id(i);
     const kept = (i: number, j: number) => rep[i] === i && rep[j] === j && fits(i, j);
@@ -155,6 +163,43 @@ export async function alignDocumentSet(
   } finally {
     await index.close();
   }
+}
+
+/**
+ * Method hybrid's last step where the documents' sentences can be read (align-sentences.ts): each list's best
+ * candidates scored by the mean of their hybrid score and their sentences' match.
+ */
+function sentencePass(
+  set: DocumentSet,
+  o: AlignOptions,
+  fits: (i: number, j: number) => boolean,
+  onProgress: AlignProgress | undefined,
+) {
+  const read = set.sentences;
+  if (o.method !== 'hybrid' || read === undefined) return undefined;
+  return (found: Neighbours, rows?: ArrayLike<number>, base?: NeighbourOptions['rescore']) =>
+    matchSentences(found, read, {
+      fits,
+      combine: MATCH_COMBINE,
+      ...(rows === undefined ? {} : { rows }),
+      ...(base === undefined ? {} : { base }),
+      onProgress: onProgress && ((done, total) => onProgress('sentences', done, total)),
+    });
+}
+
+/** The rows of `found` whose ids are not those of `before`. */
+function changedRows(found: Neighbours, before: Int32Array): number[] {
+  const { k, ids } = found;
+  const rows: number[] = [];
+  for (let r = 0; r < found.docs.length; r++) {
+    for (let h = 0; h < k; h++) {
+      if (ids[r * k + h] !== before[r * k + h]) {
+        rows.push(r);
+        break;
+      }
+    }
+  }
+  return rows;
 }
 
 /** A worker's part of a distributed alignment: the coordinator's index, read from the shared work directory. */

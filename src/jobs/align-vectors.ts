@@ -12,6 +12,7 @@ import { hybridScore, jointVectors, meanRows, readMeans } from './align-hybrid.j
 import type { AlignOptions } from './align-options.js';
 import { RARE_DEPTH, RareGrams } from './align-rare.js';
 import type { DocVectors, MoreCandidates, NearestStage, NeighbourOptions } from './align-search.js';
+import type { ReadSentences } from './align-sentences.js';
 
 /** Consecutive documents' mean embeddings: rows.length / dim of them. */
 export interface MeanChunk {
@@ -32,7 +33,12 @@ export interface DocumentSet {
    */
   means?: ((progress?: (done: number, total: number) => void) => AsyncIterable<MeanChunk>) | undefined;
   /**
-   * Called once every text and vector is read: what they were read from may be closed (ids and metadata
+   * The sentences' embeddings of some documents (method hybrid's sentence match, align-sentences.ts): read
+   * at the end, for each document's few best candidates.
+   */
+  sentences?: ReadSentences | undefined;
+  /**
+   * Called once every text and mean is read: what they were read from may be closed (ids and metadata
    * are all the alignment reads after). `docs align` closes its index's store there, whose mapped pages
    * (~1 GB at 10^6 documents) would stay in its resident set to the end.
    */
@@ -41,10 +47,11 @@ export interface DocumentSet {
 
 /**
  * Progress of a long alignment: n-grams counted, the index trained and filled, documents searched and scored,
- * then each list offered its neighbours' lists (~6% of the search's time at 10^6).
+ * then each list offered its neighbours' lists (~6% of the search's time at 10^6), then (hybrid, where the
+ * sentences' embeddings are kept) each list's best candidates matched sentence by sentence.
  */
 export type AlignProgress = (
-  stage: 'means' | 'grams' | NearestStage | 'neighbours',
+  stage: 'means' | 'grams' | NearestStage | 'neighbours' | 'sentences',
   done: number,
   total: number,
   /** Done by a run cut short and read back (align-checkpoint.ts). */

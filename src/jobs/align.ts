@@ -26,6 +26,7 @@ import {
   alignShare,
   type DocumentSet,
 } from './align-pairs.js';
+import { MATCH_SENTENCES, type SentenceRows } from './align-sentences.js';
 import type { MeanChunk } from './align-vectors.js';
 
 export { type AlignOptions, type AlignOptionsInput, alignOptionsSchema } from './align-options.js';
@@ -38,7 +39,10 @@ export interface AlignParts {
   vectors?: VectorFile | undefined;
   /** Sentences added since the build: their embeddings, as added (the mean method reads them). */
   added?: { readonly base: number; vectors(ids: readonly number[]): Float32Array } | undefined;
-  /** Closes all of the above early, once the documents are read (DocumentSet.release); safe to call twice. */
+  /**
+   * Closes the store early, once the documents are read (DocumentSet.release; the embeddings stay open for the
+   * sentence match); safe to call twice.
+   */
   release?: (() => Promise<void>) | undefined;
 }
 
@@ -75,52 +79,80 @@ function documentsOf(parts: AlignParts, key: string): Doc[] {
 }
 
 function normalizeRows(m: Float32Array, dim: number): void {
-  for (let r = 0; r < m.length / dim; r++) {
-    const row = m.subarray(r * dim, (r + 1) * dim);
+  for (let at = 0; at < m.length; at += dim) {
     let n = 0;
-    for (const x of row) n += x * x;
+    for (let i = at; i < at + dim; i++) n += (m[i] as number) * (m[i] as number);
     const inv = n > 0 ? 1 / Math.sqrt(n) : 0;
-    for (let i = 0; i < dim; i++) row[i] = (row[i] as number) * inv;
+    for (let i = at; i < at + dim; i++) m[i] = (m[i] as number) * inv;
   }
 }
 
 /** Documents whose built rows are read in one readIds call: one worker-thread gather, not a read a sentence. */
 const MEAN_CHUNK = 4096;
 
+/** The embeddings of sentences, in the order given: built ones from vectors.f16, added ones as they were embedded. */
+async function embeddings(ids: readonly number[], parts: AlignParts): Promise<Float32Array> {
+  const vectors = parts.vectors as VectorFile;
+  const dim = vectors.dim;
+  const builtIds = ids.filter((id) => id < vectors.count);
+  const addedIds = ids.filter((id) => id >= vectors.count);
+  const added = parts.added;
+  if (addedIds.length > 0 && (added === undefined || addedIds.some((id) => id < added.base))) {
+    throw new ParamineError(
+      'BAD_INPUT',
+      `no embedding kept for sentence ${addedIds[0]}: it was added without one; align with --method tfidf`,
+      { field: 'method' },
+    );
+  }
+  const built = await vectors.readIds(builtIds);
+  if (addedIds.length === 0) return built;
+  const extra = (added as NonNullable<AlignParts['added']>).vectors(addedIds);
+  const rows = new Float32Array(ids.length * dim);
+  let [b, a] = [0, 0];
+  ids.forEach((id, x) => {
+    const [from, at] = id < vectors.count ? [built, b++] : [extra, a++];
+    rows.set(from.subarray(at * dim, (at + 1) * dim), x * dim);
+  });
+  return rows;
+}
+
 async function* meanVectors(
   docs: Doc[],
   parts: AlignParts,
   progress?: (done: number, total: number) => void,
 ): AsyncGenerator<MeanChunk> {
-  const vectors = parts.vectors as VectorFile;
-  const dim = vectors.dim;
+  const dim = (parts.vectors as VectorFile).dim;
   for (let first = 0; first < docs.length; first += MEAN_CHUNK) {
     const chunk = docs.slice(first, first + MEAN_CHUNK);
+    const rows = await embeddings(
+      chunk.flatMap((d) => d.sentences),
+      parts,
+    );
     const m = new Float32Array(chunk.length * dim);
-    const addTo = (k: number, v: Float32Array, at: number) => {
-      const row = m.subarray(k * dim, (k + 1) * dim);
-      for (let i = 0; i < dim; i++) row[i] = (row[i] as number) + (v[at + i] as number);
-    };
-    // Built sentences from vectors.f16; added ones (ids from the updates' base on) as they were embedded.
-    const built = chunk.map((d) => d.sentences.filter((id) => id < vectors.count));
-    const rows = await vectors.readIds(built.flat());
     let at = 0;
     for (const [k, d] of chunk.entries()) {
-      for (let s = 0; s < (built[k] as number[]).length; s++, at += dim) addTo(k, rows, at);
-      const added = d.sentences.filter((id) => id >= vectors.count);
-      if (added.length === 0) continue;
-      if (parts.added === undefined || added.some((id) => id < parts.added!.base)) {
-        throw new ParamineError('BAD_INPUT', `method mean: no embedding kept for sentence ${added[0]}`, {
-          field: 'method',
-        });
-      }
-      const extra = parts.added.vectors(added);
-      for (let s = 0; s < added.length; s++) addTo(k, extra, s * dim);
+      const row = m.subarray(k * dim, (k + 1) * dim);
+      for (let s = 0; s < d.sentences.length; s++, at += dim)
+        for (let i = 0; i < dim; i++) row[i] = (row[i] as number) + (rows[at + i] as number);
     }
     normalizeRows(m, dim);
     progress?.(first + chunk.length, docs.length);
     yield { dim, rows: m };
   }
+}
+
+/** The sentences of documents `rows` for the match (align-sentences.ts): at most MATCH_SENTENCES each, spread. */
+async function sentenceRows(docs: Doc[], parts: AlignParts, rows: readonly number[]): Promise<SentenceRows> {
+  const starts = new Int32Array(rows.length + 1);
+  const ids: number[] = [];
+  rows.forEach((r, x) => {
+    const all = (docs[r] as Doc).sentences;
+    const take = Math.min(all.length, MATCH_SENTENCES);
+    for (let s = 0; s < take; s++) ids.push(all[Math.floor((s * all.length) / take)] as number);
+    starts[x + 1] = ids.length;
+  });
+  // Unit rows already: the encoder L2-normalizes what the index and `paramine add` keep (encode/core.ts).
+  return { dim: (parts.vectors as VectorFile).dim, starts, rows: await embeddings(ids, parts) };
 }
 
 /** Document pairs of the index's documents (its `docKey` groups) inside the band, at most `partners` each. */
@@ -152,6 +184,7 @@ function documentSet(parts: AlignParts, o: AlignOptions): DocumentSet {
       (docs[r] as Doc).sentences.map((id) => (parts.store.get(id) as SentenceRecord).text).join(' '),
     meta: (r) => (docs[r] as Doc).meta,
     means: parts.vectors === undefined ? undefined : (progress) => meanVectors(docs, parts, progress),
+    sentences: parts.vectors === undefined ? undefined : (rows) => sentenceRows(docs, parts, rows),
     release: parts.release,
   };
 }

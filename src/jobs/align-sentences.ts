@@ -1,0 +1,158 @@
+/**
+ * The sentence match (method hybrid's last step, as Thompson & Koehn 2020 re-score document candidates by
+ * aligning their sentences): each of a document's best candidates scored by how well their sentences pair
+ * up, BERTScore's greedy matching with sentences for tokens: every sentence's best cosine on the other side,
+ * averaged each way, their harmonic mean. Two documents that share paraphrases score high on those
+ * sentences whatever else they hold; two on one topic, or sharing a few word runs, pair no sentence well.
+ * Symmetric, so a pair's score does not depend on which side's list found it. The pass runs on the few best
+ * candidates of each list only (MATCH_DEPTH): reading their sentences' embeddings costs a read each.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { NeighbourOptions, Neighbours } from './align-search.js';
+
+/** Some documents' sentence embeddings (normalized): document x's are rows starts[x] to starts[x + 1]. */
+export interface SentenceRows {
+  dim: number;
+  starts: Int32Array;
+  rows: Float32Array;
+}
+
+/** The sentences of documents (numbers of the DocumentSet), in the order asked. */
+export type ReadSentences = (docs: readonly number[]) => Promise<SentenceRows>;
+
+/** Candidates of each list re-scored by the match; the rest of the list is dropped. */
+export const MATCH_DEPTH = 4;
+/** Sentences a document brings to the match at most (evenly spread over it): the match is m x n cosines. */
+export const MATCH_SENTENCES = 32;
+
+/** The score a re-scored pair keeps: the mean of its hybrid score and its sentences' match. */
+export const MATCH_COMBINE = (base: number, match: number): number => (base + match) / 2;
+
+/** Rows p and q's dot product, four sums at once (1.3x one sum's speed; a destructured start halves it). */
+function dotAt(rows: Float32Array, p: number, q: number, dim: number): number {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  let d = 0;
+  for (; d + 3 < dim; d += 4) {
+    s0 += (rows[p + d] as number) * (rows[q + d] as number);
+    s1 += (rows[p + d + 1] as number) * (rows[q + d + 1] as number);
+    s2 += (rows[p + d + 2] as number) * (rows[q + d + 2] as number);
+    s3 += (rows[p + d + 3] as number) * (rows[q + d + 3] as number);
+  }
+  for (; d < dim; d++) s0 += (rows[p + d] as number) * (rows[q + d] as number);
+  return s0 + s1 + s2 + s3;
+}
+
+/** The match of documents x and y of `s`: greedy best pairs each way, their harmonic mean (0 if none). */
+export function sentenceMatch(s: SentenceRows, x: number, y: number): number {
+  const { dim, starts, rows } = s;
+  const [a0, b0] = [starts[x] as number, starts[y] as number];
+  const m = (starts[x + 1] as number) - a0;
+  const n = (starts[y + 1] as number) - b0;
+  if (m === 0 || n === 0) return 0;
+  const bestB = new Float64Array(n).fill(-1);
+  let recall = 0;
+  for (let i = 0; i < m; i++) {
+    const p = (a0 + i) * dim;
+    let best = -1;
+    for (let j = 0; j < n; j++) {
+      const q = (b0 + j) * dim;
+      const dot = dotAt(rows, p, q, dim);
+      if (dot > best) best = dot;
+      if (dot > (bestB[j] as number)) bestB[j] = dot;
+    }
+    recall += best;
+  }
+  let precision = 0;
+  for (const b of bestB) precision += b;
+  const [r, p] = [Math.max(0, recall / m), Math.max(0, precision / n)];
+  return r + p > 0 ? (2 * r * p) / (r + p) : 0;
+}
+
+/** Rows of `found` handed to the reader at once (their documents and candidates: ~MATCH_DEPTH + 1 each). */
+const CHUNK = 1024;
+
+export interface MatchOptions {
+  /** Rows to re-score (all when not given). */
+  rows?: ArrayLike<number>;
+  /** Pairs a list may keep (the scope): the match runs on the first MATCH_DEPTH that fit. */
+  fits: (i: number, j: number) => boolean;
+  /**
+   * The rows' scores are not their exact base scores (entries were added since the last pass): each is
+   * scored again by this first.
+   */
+  base?: NonNullable<NeighbourOptions['rescore']>;
+  /** The score a pair keeps: from its base score (hybrid) and its match. */
+  combine: (base: number, match: number) => number;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/**
+ * Each row of `found` (exact base scores, best first) made the best MATCH_DEPTH candidates that fit, scored by
+ * `combine` of their base score and sentence match, best first; the rest of the row is emptied.
+ */
+export async function matchSentences(
+  found: Neighbours,
+  read: ReadSentences,
+  { rows, fits, base, combine, onProgress }: MatchOptions,
+): Promise<void> {
+  const { docs, k, ids, scores } = found;
+  const total = rows?.length ?? docs.length;
+  const depth = Math.min(k, MATCH_DEPTH);
+  const js = new Int32Array(k);
+  const exact = new Float32Array(k);
+  for (let first = 0; first < total; first += CHUNK) {
+    const chunk = Array.from({ length: Math.min(CHUNK, total - first) }, (_, x) =>
+      rows === undefined ? first + x : (rows[first + x] as number),
+    );
+    // Each row's candidates that fit, with their base scores.
+    const picked = chunk.map((r) => {
+      const i = docs[r] as number;
+      const list: Array<[number, number]> = [];
+      for (let h = 0; h < k && list.length < depth; h++) {
+        const j = ids[r * k + h] as number;
+        if (j >= 0 && fits(i, j)) list.push([j, scores[r * k + h] as number]);
+      }
+      if (base !== undefined && list.length > 0) {
+        js.fill(-1);
+        list.forEach(([j], x) => {
+          js[x] = j;
+        });
+        exact.fill(-2);
+        base(i, js, exact);
+        list.forEach((e, x) => {
+          e[1] = exact[x] as number;
+        });
+      }
+      return list;
+    });
+    const slot = new Map<number, number>();
+    const wanted: number[] = [];
+    const want = (d: number) => {
+      if (!slot.has(d)) slot.set(d, wanted.push(d) - 1);
+    };
+    chunk.forEach((r, x) => {
+      want(docs[r] as number);
+      for (const [j] of picked[x] as Array<[number, number]>) want(j);
+    });
+    const sentences = await read(wanted);
+    chunk.forEach((r, x) => {
+      const i = docs[r] as number;
+      const list = (picked[x] as Array<[number, number]>).map(([j, b]): [number, number] => [
+        j,
+        combine(b, sentenceMatch(sentences, slot.get(i) as number, slot.get(j) as number)),
+      ]);
+      list.sort((u, v) => v[1] - u[1]);
+      ids.fill(-1, r * k, (r + 1) * k);
+      scores.fill(0, r * k, (r + 1) * k);
+      list.forEach(([j, score], h) => {
+        ids[r * k + h] = j;
+        scores[r * k + h] = score;
+      });
+    });
+    onProgress?.(first + chunk.length, total);
+    await yieldToLoop();
+  }
+}
