@@ -71,7 +71,7 @@ export function sentenceMatch(s: SentenceRows, x: number, y: number): number {
   return r + p > 0 ? (2 * r * p) / (r + p) : 0;
 }
 
-/** Rows of `found` handed to the reader at once (their documents and candidates: ~MATCH_DEPTH + 1 each). */
+/** Rows of `found` whose candidates' sentences are read at once (~MATCH_DEPTH + 1 documents each). */
 const CHUNK = 1024;
 
 export interface MatchOptions {
@@ -100,59 +100,99 @@ export async function matchSentences(
 ): Promise<void> {
   const { docs, k, ids, scores } = found;
   const total = rows?.length ?? docs.length;
+  const rowAt = (x: number) => (rows === undefined ? x : (rows[x] as number));
   const depth = Math.min(k, MATCH_DEPTH);
-  const js = new Int32Array(k);
-  const exact = new Float32Array(k);
+  const { cand, baseScore } = pick(found, total, rowAt, depth, fits, base);
+  // Each pair matched once: most pairs are in both sides' lists, and the lower document's list matches them.
+  const slotOf = new Int32Array(docs.reduce((m, d) => Math.max(m, d + 1), 0)).fill(-1);
+  for (let x = 0; x < total; x++) slotOf[docs[rowAt(x)] as number] = x;
+  /** Where j's list in this pass holds i (-1: nowhere). */
+  const other = (j: number, i: number) => {
+    const y = slotOf[j] ?? -1;
+    return y < 0 ? -1 : cand.subarray(y * depth, (y + 1) * depth).indexOf(i);
+  };
+  const match = new Float32Array(total * depth);
   for (let first = 0; first < total; first += CHUNK) {
-    const chunk = Array.from({ length: Math.min(CHUNK, total - first) }, (_, x) =>
-      rows === undefined ? first + x : (rows[first + x] as number),
-    );
-    // Each row's candidates that fit, with their base scores.
-    const picked = chunk.map((r) => {
-      const i = docs[r] as number;
-      const list: Array<[number, number]> = [];
-      for (let h = 0; h < k && list.length < depth; h++) {
-        const j = ids[r * k + h] as number;
-        if (j >= 0 && fits(i, j)) list.push([j, scores[r * k + h] as number]);
-      }
-      if (base !== undefined && list.length > 0) {
-        js.fill(-1);
-        list.forEach(([j], x) => {
-          js[x] = j;
-        });
-        exact.fill(-2);
-        base(i, js, exact);
-        list.forEach((e, x) => {
-          e[1] = exact[x] as number;
-        });
-      }
-      return list;
-    });
+    const last = Math.min(total, first + CHUNK);
     const slot = new Map<number, number>();
     const wanted: number[] = [];
     const want = (d: number) => {
       if (!slot.has(d)) slot.set(d, wanted.push(d) - 1);
     };
-    chunk.forEach((r, x) => {
-      want(docs[r] as number);
-      for (const [j] of picked[x] as Array<[number, number]>) want(j);
-    });
+    const mine: number[] = [];
+    for (let x = first; x < last; x++) {
+      const i = docs[rowAt(x)] as number;
+      for (let h = 0; h < depth; h++) {
+        const j = cand[x * depth + h] as number;
+        if (j < 0) break;
+        if (j < i && other(j, i) >= 0) continue;
+        want(i);
+        want(j);
+        mine.push(x * depth + h);
+      }
+    }
     const sentences = await read(wanted);
-    chunk.forEach((r, x) => {
-      const i = docs[r] as number;
-      const list = (picked[x] as Array<[number, number]>).map(([j, b]): [number, number] => [
-        j,
-        combine(b, sentenceMatch(sentences, slot.get(i) as number, slot.get(j) as number)),
-      ]);
-      list.sort((u, v) => v[1] - u[1]);
-      ids.fill(-1, r * k, (r + 1) * k);
-      scores.fill(0, r * k, (r + 1) * k);
-      list.forEach(([j, score], h) => {
-        ids[r * k + h] = j;
-        scores[r * k + h] = score;
-      });
-    });
-    onProgress?.(first + chunk.length, total);
+    for (const e of mine) {
+      const i = docs[rowAt(Math.floor(e / depth))] as number;
+      match[e] = sentenceMatch(sentences, slot.get(i) as number, slot.get(cand[e] as number) as number);
+    }
+    onProgress?.(last, total);
     await yieldToLoop();
   }
+  for (let x = 0; x < total; x++) {
+    const r = rowAt(x);
+    const i = docs[r] as number;
+    const list: Array<[number, number]> = [];
+    for (let h = 0; h < depth; h++) {
+      const j = cand[x * depth + h] as number;
+      if (j < 0) break;
+      const back = j < i ? other(j, i) : -1;
+      const m =
+        back >= 0
+          ? (match[(slotOf[j] as number) * depth + back] as number)
+          : (match[x * depth + h] as number);
+      list.push([j, combine(baseScore[x * depth + h] as number, m)]);
+    }
+    list.sort((u, v) => v[1] - u[1]);
+    ids.fill(-1, r * k, (r + 1) * k);
+    scores.fill(0, r * k, (r + 1) * k);
+    list.forEach(([j, score], h) => {
+      ids[r * k + h] = j;
+      scores[r * k + h] = score;
+    });
+  }
+}
+
+/** Each row's first `depth` candidates that fit (-1: none) and their base scores (read afresh with `base`). */
+function pick(
+  found: Neighbours,
+  total: number,
+  rowAt: (x: number) => number,
+  depth: number,
+  fits: MatchOptions['fits'],
+  base: MatchOptions['base'],
+): { cand: Int32Array; baseScore: Float32Array } {
+  const { docs, k, ids, scores } = found;
+  const cand = new Int32Array(total * depth).fill(-1);
+  const baseScore = new Float32Array(total * depth);
+  const js = new Int32Array(k);
+  const exact = new Float32Array(k);
+  for (let x = 0; x < total; x++) {
+    const r = rowAt(x);
+    const i = docs[r] as number;
+    let m = 0;
+    for (let h = 0; h < k && m < depth; h++) {
+      const j = ids[r * k + h] as number;
+      if (j < 0 || !fits(i, j)) continue;
+      cand[x * depth + m] = j;
+      baseScore[x * depth + m++] = scores[r * k + h] as number;
+    }
+    if (base === undefined || m === 0) continue;
+    js.fill(-1);
+    js.set(cand.subarray(x * depth, x * depth + m));
+    exact.fill(-2);
+    base(i, js, exact);
+    baseScore.set(exact.subarray(0, m), x * depth);
+  }
+  return { cand, baseScore };
 }

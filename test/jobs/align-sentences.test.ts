@@ -69,20 +69,27 @@ const mean = (d: number[][]) =>
   unit((d[0] as number[]).map((_, i) => d.reduce((s, x) => s + (x[i] as number), 0)));
 const means = Float32Array.from(sentences.flatMap(mean));
 
-function set(meta: (r: number) => Record<string, unknown> = () => ({})): DocumentSet & { asked: number[] } {
+/** The documents above, and `copies` more that copy document 0 (its text and sentences). */
+function set(
+  meta: (r: number) => Record<string, unknown> = () => ({}),
+  copies = 0,
+): DocumentSet & { asked: number[] } {
   const asked: number[] = [];
+  const of = (r: number) => (r < N ? r : 0);
+  const rows = new Float32Array((N + copies) * DIM);
+  for (let r = 0; r < N + copies; r++) rows.set(means.subarray(of(r) * DIM, (of(r) + 1) * DIM), r * DIM);
   return {
     asked,
-    count: N,
+    count: N + copies,
     id: (r) => `d${r}`,
-    text: (r) => texts[r] as string,
+    text: (r) => texts[of(r)] as string,
     meta,
     means: async function* () {
-      yield { dim: DIM, rows: means };
+      yield { dim: DIM, rows };
     },
     sentences: async (rows) => {
       asked.push(...rows);
-      return rowsOf(rows.map((r) => sentences[r] as number[][]));
+      return rowsOf(rows.map((r) => sentences[of(r)] as number[][]));
     },
   };
 }
@@ -141,3 +148,26 @@ t.test('the match reads only candidates the scope allows, and never for tfidf', 
   await alignDocumentSet(tfidf, alignOptionsSchema.parse({ ...band, method: 'tfidf' }));
   t.same(tfidf.asked, [], 'tfidf reads no sentence');
 });
+
+t.test(
+  'near copies: the lists searched again without them are matched again, by the same score',
+  async (t) => {
+    // d300 and d301 copy d0, so d1's list (d0's twin) held copies and is searched and matched again.
+    const a = await alignDocumentSet(set(undefined, 2), alignOptionsSchema.parse({ ...band, max: 0.999 }));
+    t.same(
+      a.copies.map((c) => [c.doc, ...c.copies].sort()),
+      [['d0', 'd300', 'd301']],
+      'one group of copies',
+    );
+    const grams = new DocGrams();
+    for (let r = 0; r < N + 2; r++) grams.add(texts[r < N ? r : 0] as string);
+    grams.finish();
+    const all = rowsOf(sentences);
+    const twin = a.pairs.find((p) => [p.a, p.b].sort().join('~') === 'd0~d1');
+    if (twin === undefined) throw new Error(`no pair d0~d1 in ${a.pairs.length}`);
+    let dot = 0;
+    for (let x = 0; x < DIM; x++) dot += (means[x] as number) * (means[DIM + x] as number);
+    const want = ((grams.cosine(0, 1) + dot) / 2 + sentenceMatch(all, 0, 1)) / 2;
+    t.ok(Math.abs(twin.score - want) < 0.01, `d0~d1 ${twin.score} vs ${want}`);
+  },
+);
