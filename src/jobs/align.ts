@@ -37,7 +37,7 @@ export interface AlignParts {
   store: SentenceStore;
   groups: GroupView | undefined;
   vectors?: VectorFile | undefined;
-  /** Sentences added since the build: their embeddings, as added (the mean method reads them). */
+  /** Sentences added since the build: their embeddings, as added (methods mean and hybrid read them). */
   added?: { readonly base: number; vectors(ids: readonly number[]): Float32Array } | undefined;
   /**
    * Closes the store early, once the documents are read (DocumentSet.release; the embeddings stay open for the
