@@ -29,7 +29,7 @@ import {
   PROBE_FACTOR,
   SEARCH_BATCH,
 } from './align-search.js';
-import { MATCH_COMBINE, matchSentences } from './align-sentences.js';
+import { matchSentences } from './align-sentences.js';
 import { type AlignProgress, type DocumentSet, documentVectors } from './align-vectors.js';
 
 export type { AlignProgress, DocumentSet } from './align-vectors.js';
@@ -180,7 +180,6 @@ function sentencePass(
   return (found: Neighbours, rows?: ArrayLike<number>, base?: NeighbourOptions['rescore']) =>
     matchSentences(found, read, {
       fits,
-      combine: MATCH_COMBINE,
       ...(rows === undefined ? {} : { rows }),
       ...(base === undefined ? {} : { base }),
       onProgress: onProgress && ((done, total) => onProgress('sentences', done, total)),

@@ -26,7 +26,7 @@ export const MATCH_DEPTH = 4;
 export const MATCH_SENTENCES = 32;
 
 /** The score a re-scored pair keeps: the mean of its hybrid score and its sentences' match. */
-export const MATCH_COMBINE = (base: number, match: number): number => (base + match) / 2;
+const combine = (base: number, match: number): number => (base + match) / 2;
 
 /** Rows p and q's dot product, four sums at once (1.3x one sum's speed; a destructured start halves it). */
 function dotAt(rows: Float32Array, p: number, q: number, dim: number): number {
@@ -84,19 +84,17 @@ export interface MatchOptions {
    * scored again by this first.
    */
   base?: NonNullable<NeighbourOptions['rescore']>;
-  /** The score a pair keeps: from its base score (hybrid) and its match. */
-  combine: (base: number, match: number) => number;
   onProgress?: (done: number, total: number) => void;
 }
 
 /**
  * Each row of `found` (exact base scores, best first) made the best MATCH_DEPTH candidates that fit, scored by
- * `combine` of their base score and sentence match, best first; the rest of the row is emptied.
+ * the mean of their base score and sentence match, best first; the rest of the row is emptied.
  */
 export async function matchSentences(
   found: Neighbours,
   read: ReadSentences,
-  { rows, fits, base, combine, onProgress }: MatchOptions,
+  { rows, fits, base, onProgress }: MatchOptions,
 ): Promise<void> {
   const { docs, k, ids, scores } = found;
   const total = rows?.length ?? docs.length;
