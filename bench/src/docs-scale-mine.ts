@@ -241,7 +241,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     const { planted, pairs: plantedPairs } = await generate(o, corpus, true);
     const index = join(dir, 'index');
     const b0 = performance.now();
-    // Alignment alone reads the sentences' vectors, not the index's search: its tuning (an hour at 10^6
+    // Alignment alone reads the sentences' vectors, not the index's search: its tuning (over 40 min at 10^6
     // documents on 2 cores) waits for the run that mines, which tunes the kept index when it resumes.
     await buildIndex({
       inputs: [corpus],
