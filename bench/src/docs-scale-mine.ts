@@ -397,7 +397,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     const point = manifest.search;
     const markdown =
       `${o.n} documents, ${manifest.ntotal} sentences (index ${manifest.factory}, built in ${(buildSeconds / 60).toFixed(1)} min; ` +
-      `its tuned search: nprobe ${point?.nprobe}, kFactor ${point?.kFactor}; the global job's: ${o.globalRecall === undefined ? 'that' : `the cheapest reaching recall@10 ${o.globalRecall}`}), ` +
+      `its ${manifest.operatingPoints ? 'tuned' : 'planned (untuned)'} search: nprobe ${point?.nprobe}, kFactor ${point?.kFactor}; the global job's: ${o.globalRecall === undefined ? 'that' : `the cheapest reaching recall@10 ${o.globalRecall}`}), ` +
       (range === undefined || global === undefined
         ? ''
         : `the global job queried the sentences of the first ${shared} of the ${planted} planted document pairs' share of the corpus, ${range.end} (its seconds scaled by ${globalScale.toFixed(2)} to all ${manifest.ntotal}: measured ${global.measuredSeconds?.toFixed(1)} s), `) +
