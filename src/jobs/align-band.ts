@@ -83,24 +83,43 @@ function mixture(xs: readonly number[]): Mixture {
   const r = new Float64Array(n);
   let logLik = Number.NEGATIVE_INFINITY;
   for (let it = 0; it < 200; it++) {
+    // logNormal's terms that do not depend on x, once an iteration (the same sums in the same order).
+    const lw0 = Math.log(w[0]);
+    const lw1 = Math.log(w[1]);
+    const c0 = LOG_2PI + Math.log(v[0]);
+    const c1 = LOG_2PI + Math.log(v[1]);
     let ll = 0;
-    xs.forEach((x, i) => {
-      const a = Math.log(w[0]) + logNormal(x, mu[0], v[0]);
-      const b = Math.log(w[1]) + logNormal(x, mu[1], v[1]);
+    for (let i = 0; i < n; i++) {
+      const x = xs[i] as number;
+      const a = lw0 + -0.5 * (c0 + (x - mu[0]) ** 2 / v[0]);
+      const b = lw1 + -0.5 * (c1 + (x - mu[1]) ** 2 / v[1]);
       const m = Math.max(a, b);
       const total = m + Math.log(Math.exp(a - m) + Math.exp(b - m));
       r[i] = Math.exp(a - total);
       ll += total;
-    });
-    const r0 = r.reduce((s, x) => s + x, 0);
+    }
+    let r0 = 0;
+    for (let i = 0; i < n; i++) r0 += r[i] as number;
     const r1 = n - r0;
     if (r0 < 1e-9 || r1 < 1e-9) break;
     w[0] = r0 / n;
     w[1] = r1 / n;
-    mu[0] = xs.reduce((s, x, i) => s + (r[i] as number) * x, 0) / r0;
-    mu[1] = xs.reduce((s, x, i) => s + (1 - (r[i] as number)) * x, 0) / r1;
-    v[0] = Math.max(floor, xs.reduce((s, x, i) => s + (r[i] as number) * (x - mu[0]) ** 2, 0) / r0);
-    v[1] = Math.max(floor, xs.reduce((s, x, i) => s + (1 - (r[i] as number)) * (x - mu[1]) ** 2, 0) / r1);
+    let s0 = 0;
+    let s1 = 0;
+    for (let i = 0; i < n; i++) {
+      s0 += (r[i] as number) * (xs[i] as number);
+      s1 += (1 - (r[i] as number)) * (xs[i] as number);
+    }
+    mu[0] = s0 / r0;
+    mu[1] = s1 / r1;
+    s0 = 0;
+    s1 = 0;
+    for (let i = 0; i < n; i++) {
+      s0 += (r[i] as number) * ((xs[i] as number) - mu[0]) ** 2;
+      s1 += (1 - (r[i] as number)) * ((xs[i] as number) - mu[1]) ** 2;
+    }
+    v[0] = Math.max(floor, s0 / r0);
+    v[1] = Math.max(floor, s1 / r1);
     const done = ll - logLik < 1e-9;
     logLik = ll;
     if (done) break;

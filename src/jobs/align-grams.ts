@@ -11,7 +11,7 @@
  * scores exactly (docs/documents.md has the measured recall of both).
  */
 import { prepare, resolveCharNgramOptions } from '../text/charngrams.js';
-import { GramRows } from './align-gram-rows.js';
+import { FILTER_BITS, GramRows, type SharedGramRows } from './align-gram-rows.js';
 
 const BITS = 22;
 /** Hashed n-gram buckets (2^22): the rows' key space, and the rare lists' (align-rare.ts). */
@@ -20,6 +20,7 @@ const COUNT_BITS = 32 - BITS;
 const COUNT_MAX = (1 << COUNT_BITS) - 1;
 const COUNT_MASK = COUNT_MAX;
 const OPTIONS = resolveCharNgramOptions({});
+const FILTER_MASK = (1 << FILTER_BITS) - 1;
 const SPACE = 32;
 
 /** murmur3's finalizer: spreads the FNV state over all 32 bits. */
@@ -121,17 +122,52 @@ class GramCounter {
   }
 }
 
+/** Some documents' packed gram entries, one after another: document d's end at ends[d]. */
+export interface CountedGrams {
+  entries: Uint32Array<ArrayBuffer>;
+  ends: Int32Array<ArrayBuffer>;
+}
+
+let counter: GramCounter | undefined;
+
+/** The texts' gram entries, as DocGrams.add counts them (a worker thread counts them, align-grams-worker.ts). */
+export function countGrams(texts: readonly string[]): CountedGrams {
+  counter ??= new GramCounter();
+  const rows = texts.map((text) => (counter as GramCounter).count(text));
+  const ends = new Int32Array(rows.length);
+  let end = 0;
+  rows.forEach((row, d) => {
+    end += row.length;
+    ends[d] = end;
+  });
+  const entries = new Uint32Array(end);
+  rows.forEach((row, d) => {
+    entries.set(row, (ends[d] as number) - row.length);
+  });
+  return { entries, ends };
+}
+
+/** Finished TF-IDF rows as another thread reads them (DocGrams.read): all in shared memory. */
+export interface SharedDocGrams {
+  rows: SharedGramRows;
+  idf: Float32Array;
+  invNorm: Float32Array;
+}
+
+/** `n` floats in shared memory (a worker thread reads them in place). */
+const sharedFloats = (n: number) => new Float32Array(new SharedArrayBuffer(4 * n));
+
 /** The documents' hashed gram counts, then (after finish) their TF-IDF rows. */
 export class DocGrams {
-  readonly #rows = new GramRows(COUNT_BITS);
+  #rows = new GramRows(COUNT_BITS);
   readonly #df = new Uint32Array(BUCKETS);
   readonly #counter = new GramCounter();
   #idf: Float32Array | undefined;
   #invNorm: Float32Array | undefined;
   /** cosines()' dense table of one row's weights (16 MB, made on first use, left all zero between calls). */
   #scatter: Float32Array | undefined;
-  /** The table's entries that are set: a bit a bucket. */
-  #present = new Int32Array(BUCKETS >>> 5);
+  /** The table's entries that may be set: a bit for each value of a bucket's low FILTER_BITS. */
+  #present = new Int32Array((1 << FILTER_BITS) >>> 5);
   /** rarest()'s scratch: (df, bucket) keys of one row. */
   #keyed = new Float64Array(1024);
   /** A decoded row (grown to the longest row). */
@@ -143,19 +179,23 @@ export class DocGrams {
 
   /** Adds the next document (row = its order of addition). */
   add(text: string): void {
+    this.addCounted(this.#counter.count(text));
+  }
+
+  /** Adds the next document as countGrams() counted it: its packed entries. */
+  addCounted(entries: Uint32Array): void {
     if (this.#idf !== undefined) throw new Error('DocGrams: add after finish');
-    const entries = this.#counter.count(text);
     this.#rows.add(entries);
     for (const e of entries) this.#df[e >>> COUNT_BITS] = (this.#df[e >>> COUNT_BITS] as number) + 1;
   }
 
   /** idf from the document frequencies, and each row's norm. */
   finish(): void {
-    const idf = new Float32Array(BUCKETS);
+    const idf = sharedFloats(BUCKETS);
     const n = this.#rows.count;
     for (let b = 0; b < BUCKETS; b++) idf[b] = Math.log((1 + n) / (1 + (this.#df[b] as number))) + 1;
     this.#idf = idf;
-    const inv = new Float32Array(n);
+    const inv = sharedFloats(n);
     for (let i = 0; i < n; i++) {
       const row = this.#row(i);
       let ss = 0;
@@ -166,6 +206,20 @@ export class DocGrams {
       inv[i] = ss > 0 ? 1 / Math.sqrt(ss) : 0;
     }
     this.#invNorm = inv;
+  }
+
+  /** The finished rows for another thread (read()), nothing copied but the rows' places. */
+  share(): SharedDocGrams {
+    return { rows: this.#rows.share(), idf: this.#ready(), invNorm: this.#invNorm as Float32Array };
+  }
+
+  /** Finished rows another thread shared (share()): cosines() and the rest, never add(). */
+  static read(s: SharedDocGrams): DocGrams {
+    const grams = new DocGrams();
+    grams.#rows = GramRows.read(s.rows);
+    grams.#idf = s.idf;
+    grams.#invNorm = s.invNorm;
+    return grams;
   }
 
   /** The exact TF-IDF cosine of rows i and j. */
@@ -191,7 +245,8 @@ export class DocGrams {
     for (const e of row) {
       const b = e >>> COUNT_BITS;
       table[b] = (e & COUNT_MASK) * (idf[b] as number) ** 2;
-      present[b >>> 5] = (present[b >>> 5] as number) | (1 << (b & 31));
+      const f = (b & FILTER_MASK) >>> 5;
+      present[f] = (present[f] as number) | (1 << (b & 31));
     }
     for (let x = 0; x < js.length; x++) {
       const j = js[x] as number;
@@ -200,7 +255,7 @@ export class DocGrams {
     }
     for (const e of row) {
       table[e >>> COUNT_BITS] = 0;
-      present[e >>> (COUNT_BITS + 5)] = 0;
+      present[((e >>> COUNT_BITS) & FILTER_MASK) >>> 5] = 0;
     }
   }
 

@@ -5,10 +5,16 @@
  * near one's own list often does. The lists must be exact scores (re-scored), best first.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { type ScoreRows, type ScoreShare, ScoreThread, scoreRows } from './align-score.js';
 import { insertSorted, type NeighbourOptions, type Neighbours, rowIndex, SLICE } from './align-search.js';
 
 /** Neighbours whose lists are offered: the best two (16 candidates a document at k 8). */
 export const HOP_FROM = 2;
+/** Rows offered lists from which a worker thread scores half of them (starting one costs ~50 ms). */
+export const THREAD_FROM = 8192;
+/** Rows whose candidates are gathered, scored (half on the thread) and offered at a time: progress is told each. */
+export const HOP_CHUNK = 8 * SLICE;
+const CHUNK = HOP_CHUNK;
 
 export interface HopOptions {
   /** Neighbours whose lists are offered. */
@@ -17,7 +23,11 @@ export interface HopOptions {
   rows?: ArrayLike<number>;
   /** Only these documents are offered (near copies are not). */
   keep?: (j: number) => boolean;
-  /** Rows done of all, every slice and at the end. */
+  /** The rows the score reads, for a worker thread that scores half the rows (the same scores). */
+  share?: (() => ScoreShare) | undefined;
+  /** Rows from which that thread is used (THREAD_FROM). */
+  threadFrom?: number;
+  /** Rows done of all, every HOP_CHUNK rows and at the end. */
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -25,50 +35,87 @@ export interface HopOptions {
  * Each row of `found` offered the lists of its `from` best neighbours as they stood before this pass (so the
  * answer does not depend on the rows' order), each candidate scored by `rescore`; a better one takes its
  * place, and its pair is offered to the other side's list too (equal scores keep the first offered). Returns the
- * entries added.
+ * entries added. The candidates are scored a chunk at a time, half of them on a worker thread with `share`,
+ * and offered in the rows' order: the lists come out as one thread makes them.
  */
 export async function addNeighboursOfNeighbours(
   found: Neighbours,
   rescore: NonNullable<NeighbourOptions['rescore']>,
-  { from = HOP_FROM, rows, keep = () => true, onProgress }: HopOptions = {},
+  { from = HOP_FROM, rows, keep = () => true, share, threadFrom = THREAD_FROM, onProgress }: HopOptions = {},
 ): Promise<number> {
   const { docs, k } = found;
   const before = found.ids.slice();
   const rowOf = rowIndex(docs);
-  const js = new Int32Array(from * k);
-  const exact = new Float32Array(from * k);
-  let added = 0;
+  const width = from * k;
   const total = rows?.length ?? docs.length;
-  for (let x = 0; x < total; x++) {
-    // At the top, so rows with nothing to offer still let the event loop run.
-    if (x > 0 && x % SLICE === 0) {
-      onProgress?.(x, total);
-      await yieldToLoop();
-    }
-    const r = rows === undefined ? x : (rows[x] as number);
+  const rowAt = (x: number) => (rows === undefined ? x : (rows[x] as number));
+  /** Row r's candidates from its neighbours' lists as they stood (-1 padded); returns how many. */
+  const gather = (r: number, js: Int32Array): number => {
     const i = docs[r] as number;
     const own = before.subarray(r * k, (r + 1) * k);
     let m = 0;
     for (let h = 0; h < Math.min(from, k); h++) {
       const via = rowOf[own[h] as number] ?? -1;
       if ((own[h] as number) < 0 || via < 0) break;
-      for (const j of before.subarray(via * k, (via + 1) * k)) {
+      for (let e = via * k; e < (via + 1) * k; e++) {
+        const j = before[e] as number;
         if (j < 0) break;
-        if (j !== i && keep(j) && !own.includes(j) && !js.subarray(0, m).includes(j)) js[m++] = j;
+        if (j === i || !keep(j) || own.includes(j)) continue;
+        let seen = false;
+        for (let c = 0; c < m && !seen; c++) seen = js[c] === j;
+        if (!seen) js[m++] = j;
       }
     }
-    if (m === 0) continue;
     js.fill(-1, m);
-    exact.fill(-2);
-    rescore(i, js, exact);
-    for (let c = 0; c < m; c++) {
-      const j = js[c] as number;
-      const score = exact[c] as number;
-      if (insertSorted(found, r, j, score)) added++;
-      const back = rowOf[j] ?? -1;
-      if (back >= 0 && insertSorted(found, back, i, score)) added++;
+    return m;
+  };
+  const thread = share !== undefined && total >= threadFrom ? ScoreThread.start(share()) : undefined;
+  let added = 0;
+  try {
+    for (let first = 0; first < total; first += CHUNK) {
+      const last = Math.min(total, first + CHUNK);
+      const batch: ScoreRows = {
+        is: new Int32Array(last - first),
+        js: new Int32Array((last - first) * width),
+        width,
+      };
+      for (let x = first; x < last; x++) {
+        batch.is[x - first] = docs[rowAt(x)] as number;
+        gather(rowAt(x), batch.js.subarray((x - first) * width, (x - first + 1) * width));
+      }
+      // The first half on the thread, the second here (a slice between turns of the event loop).
+      const half = thread === undefined ? 0 : Math.floor((last - first) / 2);
+      const there = thread?.score(part(batch, 0, half));
+      const exact = new Float32Array(batch.js.length);
+      for (let at = half; at < last - first; at += SLICE) {
+        const end = Math.min(last - first, at + SLICE);
+        exact.set(scoreRows(rescore, part(batch, at, end)), at * width);
+        await yieldToLoop();
+      }
+      if (there !== undefined) exact.set(await there, 0);
+      for (let x = first; x < last; x++) {
+        const r = rowAt(x);
+        const i = docs[r] as number;
+        for (let c = (x - first) * width; c < (x - first + 1) * width; c++) {
+          const j = batch.js[c] as number;
+          if (j < 0) break;
+          const score = exact[c] as number;
+          if (insertSorted(found, r, j, score)) added++;
+          const back = rowOf[j] ?? -1;
+          if (back >= 0 && insertSorted(found, back, i, score)) added++;
+        }
+      }
+      onProgress?.(last, total);
+      await yieldToLoop();
     }
+  } finally {
+    await thread?.close();
   }
-  onProgress?.(total, total);
+  if (total === 0) onProgress?.(0, 0);
   return added;
+}
+
+/** Rows [from, to) of `rows`: views, not copies. */
+function part({ is, js, width }: ScoreRows, from: number, to: number): ScoreRows {
+  return { is: is.subarray(from, to), js: js.subarray(from * width, to * width), width };
 }

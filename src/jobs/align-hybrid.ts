@@ -14,6 +14,13 @@ import { ParamineError } from '../errors.js';
 import type { DocVectors } from './align-search.js';
 import type { DocumentSet, MeanChunk } from './align-vectors.js';
 
+/** Int8Rows as another thread reads them: shared memory. */
+export interface SharedInt8Rows {
+  codes: Int8Array;
+  scales: Float32Array;
+  dim: number;
+}
+
 /** Rows of `m` (count x dim, each normalized) as int8 with a scale each: row r's dot product with row s. */
 export class Int8Rows {
   private constructor(
@@ -22,9 +29,20 @@ export class Int8Rows {
     readonly dim: number,
   ) {}
 
-  /** count x dim rows, all zero until set. */
+  /** count x dim rows, all zero until set; in shared memory, so a worker thread reads them in place (share()). */
   static empty(count: number, dim: number): Int8Rows {
-    return new Int8Rows(new Int8Array(count * dim), new Float32Array(count), dim);
+    const codes = new Int8Array(new SharedArrayBuffer(count * dim));
+    return new Int8Rows(codes, new Float32Array(new SharedArrayBuffer(4 * count)), dim);
+  }
+
+  /** The rows for another thread (read()). */
+  share(): SharedInt8Rows {
+    return { codes: this.codes, scales: this.scales, dim: this.dim };
+  }
+
+  /** Rows another thread shared (share()). */
+  static read(s: SharedInt8Rows): Int8Rows {
+    return new Int8Rows(s.codes, s.scales, s.dim);
   }
 
   static from(m: Float32Array, dim: number): Int8Rows {

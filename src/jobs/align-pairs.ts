@@ -20,6 +20,7 @@ import { addNeighboursOfNeighbours } from './align-hops.js';
 import type { AlignOptions } from './align-options.js';
 import { RARE_DEFAULTS, RARE_DEPTH } from './align-rare.js';
 import { checkKeys, compatible } from './align-scope.js';
+import type { ScoreShare } from './align-score.js';
 import {
   addReverse,
   DocIndex,
@@ -103,7 +104,7 @@ export async function alignDocumentSet(
     throw new ParamineError('BAD_INPUT', 'the band is empty: give min below max', { field: 'min' });
   if (set.count < 2) return { pairs: [], band: alignBand([], o, o.autoBand), copies: [] };
   checkKeys(set, o);
-  const { index, search, k, checkpoint, fingerprint: print } = await prepare(set, o, hooks, hooks.work);
+  const { index, search, share, k, checkpoint, print } = await prepare(set, o, hooks, hooks.work);
   try {
     if (hooks.distribute !== undefined && checkpoint !== undefined) {
       await hooks.distribute({
@@ -120,7 +121,7 @@ export async function alignDocumentSet(
     if (search.rescore !== undefined) {
       const onHop =
         hooks.onProgress && ((done: number, total: number) => hooks.onProgress?.('neighbours', done, total));
-      await addNeighboursOfNeighbours(first, search.rescore, { onProgress: onHop });
+      await addNeighboursOfNeighbours(first, search.rescore, { onProgress: onHop, share });
     }
     const fits = (i: number, j: number) => compatible(set.meta(i), set.meta(j), o);
     const match = sentencePass(set, o, fits, hooks.onProgress);
@@ -145,6 +146,7 @@ export async function alignDocumentSet(
       await addNeighboursOfNeighbours(first, search.rescore, {
         rows: searchedAgain,
         keep: (j) => rep[j] === j,
+        share,
       });
     }
     // Lists the copies' pass changed are matched again, their base scores read afresh (entries of both kinds).
@@ -244,12 +246,15 @@ async function prepare(
 ): Promise<{
   index: DocIndex;
   search: NeighbourOptions;
+  /** What a worker thread reads to score as search.rescore does. */
+  share: (() => ScoreShare) | undefined;
   k: number;
   checkpoint: AlignCheckpoint | undefined;
-  fingerprint: string;
+  /** The input's fingerprint (the checkpoint's). */
+  print: string;
 }> {
   const joint = o.method === 'hybrid' && hooks.jointSearch !== false;
-  const { vectors, rescore, more, digest } = await documentVectors(set, o, hooks.onProgress, joint);
+  const { vectors, rescore, more, share, digest } = await documentVectors(set, o, hooks.onProgress, joint);
   // Room for the band and the scope to drop candidates before `partners` are found.
   const k = o.partners * 8;
   const search = { rescore, more, depth: Math.max(k, DEPTH[joint ? 'joint' : 'projection']) };
@@ -265,7 +270,7 @@ async function prepare(
     onProgress: hooks.onProgress,
     checkpoint,
   });
-  return { index, search, k, checkpoint, fingerprint: print };
+  return { index, search, share, k, checkpoint, print };
 }
 
 /**

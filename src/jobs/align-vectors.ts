@@ -7,12 +7,14 @@ import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { sha256 } from '../durable.js';
 import { gatherRows } from '../index/index.js';
-import { DocGrams } from './align-grams.js';
-import { hybridScore, jointVectors, meanRows, readMeans } from './align-hybrid.js';
+import { type CountedGrams, countGrams, DocGrams } from './align-grams.js';
+import { jointVectors, meanRows, readMeans } from './align-hybrid.js';
 import type { AlignOptions } from './align-options.js';
 import { RARE_DEPTH, RareGrams } from './align-rare.js';
+import { pairScore, type ScoreShare } from './align-score.js';
 import type { DocVectors, MoreCandidates, NearestStage, NeighbourOptions } from './align-search.js';
 import type { ReadSentences } from './align-sentences.js';
+import { OrderedThread } from './align-thread.js';
 
 /** Consecutive documents' mean embeddings: rows.length / dim of them. */
 export interface MeanChunk {
@@ -61,21 +63,58 @@ export type AlignProgress = (
 /** Rows between which the event loop is let go (a server runs jobs beside its searches). */
 const SLICE = 4096;
 
-/** The documents' sparse TF-IDF, their texts read once (and hashed: the checkpoint's fingerprint). */
-async function docGrams(
+/** Documents from which a worker thread counts the n-grams while this one reads the texts and keeps the rows. */
+export const GRAMS_THREAD_FROM = 2 * SLICE;
+
+/**
+ * The documents' sparse TF-IDF, their texts read once (and hashed: the checkpoint's fingerprint). From
+ * `threadFrom` documents a worker thread counts each slice's n-grams while this thread reads the next slice
+ * and adds the last one's rows, in order: the same rows, on two cores (one took 124 s at 10^6 documents).
+ */
+export async function docGrams(
   set: DocumentSet,
   progress?: AlignProgress,
+  threadFrom = GRAMS_THREAD_FROM,
 ): Promise<{ grams: DocGrams; digest: string }> {
   const grams = new DocGrams();
   const hash = createHash('sha256');
-  for (let r = 0; r < set.count; r++) {
-    const text = set.text(r);
-    grams.add(text);
-    hash.update(text).update('\0');
-    if (r % SLICE === SLICE - 1) {
-      progress?.('grams', r + 1, set.count);
+  const thread =
+    set.count >= threadFrom
+      ? OrderedThread.start<string[], CountedGrams>('align-grams-worker', undefined)
+      : undefined;
+  const count = (texts: string[]) =>
+    thread === undefined ? Promise.resolve(countGrams(texts)) : thread.call(texts);
+  let added = 0;
+  const add = async (counted: Promise<CountedGrams> | undefined) => {
+    if (counted === undefined) return;
+    const { entries, ends } = await counted;
+    let start = 0;
+    for (const end of ends) {
+      grams.addCounted(entries.subarray(start, end));
+      start = end;
+    }
+    added += ends.length;
+    if (added % SLICE === 0) progress?.('grams', added, set.count);
+  };
+  let last: Promise<CountedGrams> | undefined;
+  try {
+    for (let first = 0; first < set.count; first += SLICE) {
+      const texts: string[] = [];
+      for (let r = first; r < Math.min(set.count, first + SLICE); r++) {
+        const text = set.text(r);
+        hash.update(text).update('\0');
+        texts.push(text);
+      }
+      // This slice is counted (there) while the last one's rows are added (here).
+      const next = count(texts);
+      next.catch(() => undefined);
+      await add(last);
+      last = next;
       await yieldToLoop();
     }
+    await add(last);
+  } finally {
+    await thread?.close();
   }
   grams.finish();
   return { grams, digest: hash.digest('hex') };
@@ -91,6 +130,8 @@ export async function documentVectors(
   vectors: DocVectors;
   rescore?: NeighbourOptions['rescore'];
   more?: MoreCandidates;
+  /** What a worker thread reads to score as `rescore` does (made on demand: it copies the rows' places). */
+  share?: () => ScoreShare;
   digest: string;
 }> {
   if (o.method !== 'mean') {
@@ -99,14 +140,14 @@ export async function documentVectors(
     const { grams, digest } = await docGrams(set, progress);
     await set.release?.();
     const rare = RareGrams.build(grams);
-    const tfidf = (i: number, js: Int32Array, out: Float32Array) => grams.cosines(i, js, out);
     const project = (ids: ArrayLike<number>, dim: number) => grams.project(ids, dim);
     return {
       vectors:
         joint && means !== undefined
           ? jointVectors(project, o.dim, means.rows)
           : { dim: o.dim, rows: (ids) => project(ids, o.dim) },
-      rescore: means === undefined ? tfidf : hybridScore(tfidf, means.rows),
+      rescore: pairScore(grams, means?.rows),
+      share: () => ({ grams: grams.share(), means: means?.rows.share() }),
       more: { depth: RARE_DEPTH, candidates: (i, out) => rare.candidates(i, out) },
       digest: means === undefined ? digest : sha256(`${digest}\n${means.digest}`),
     };

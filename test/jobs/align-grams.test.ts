@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import { DocGrams } from '../../src/jobs/align-grams.js';
+import { docGrams } from '../../src/jobs/align-vectors.js';
 import { CharNgramTfidf } from '../../src/text/index.js';
 
 const docs = [
@@ -58,4 +59,23 @@ t.test('the projection ranks the paraphrase first', async (t) => {
     `story ~ retelling ${dot(0, 1).toFixed(3)} > others ${others.map((s) => s.toFixed(3))}`,
   );
   t.throws(() => grams.add('late'), /after finish/);
+});
+
+t.test('counted on a worker thread, the rows and the digest are those counted here', async (t) => {
+  const texts = Array.from({ length: 9_000 }, (_, i) => `${docs[i % docs.length]} ${i} ${(i * 7919) % 1000}`);
+  const set = { count: texts.length, id: String, text: (r: number) => texts[r] as string, meta: () => ({}) };
+  const seen: number[] = [];
+  const here = await docGrams(set, undefined, Number.POSITIVE_INFINITY);
+  const there = await docGrams(set, (_stage, done) => seen.push(done), 0);
+  t.equal(there.digest, here.digest);
+  t.equal(there.grams.count, texts.length);
+  const js = Int32Array.from([1, 2, 4_096, 8_999, -1]);
+  for (const i of [0, 1, 4_095, 4_096, 8_999]) {
+    const [a, b] = [new Float32Array(5), new Float32Array(5)];
+    here.grams.cosines(i, js, a);
+    there.grams.cosines(i, js, b);
+    t.same([...b], [...a], `row ${i}`);
+  }
+  t.same([...there.grams.project([0, 8_999], 32)], [...here.grams.project([0, 8_999], 32)]);
+  t.same(seen, [4_096, 8_192], 'progress every slice of 4,096');
 });

@@ -3,7 +3,7 @@
  * near neighbour's list, scored exactly, on both sides; the answer does not depend on the rows' order.
  */
 import t from 'tap';
-import { addNeighboursOfNeighbours } from '../../src/jobs/align-hops.js';
+import { addNeighboursOfNeighbours, HOP_CHUNK } from '../../src/jobs/align-hops.js';
 import type { Neighbours } from '../../src/jobs/align-search.js';
 
 /** Documents on a line: the exact score of i and j is 1 - |x_i - x_j| / 100. */
@@ -109,9 +109,9 @@ t.test('lists that are already exact gain nothing', async (t) => {
   t.ok(scored > 0, 'the candidates were scored');
 });
 
-t.test('the pass reports its progress, every slice of rows and at the end', async (t) => {
-  // More rows than one slice (1,024): a chain, each found only its next.
-  const n = 2_500;
+t.test('the pass reports its progress, every chunk of rows and at the end', async (t) => {
+  // More rows than two chunks: a chain, each found only its next.
+  const n = 2 * HOP_CHUNK + 100;
   const k = 2;
   const ids = new Int32Array(n * k).fill(-1);
   for (let i = 0; i + 1 < n; i++) ids[i * k] = i + 1;
@@ -136,8 +136,8 @@ t.test('the pass reports its progress, every slice of rows and at the end', asyn
     },
   );
   t.same(seen, [
-    [1_024, n],
-    [2_048, n],
+    [HOP_CHUNK, n],
+    [2 * HOP_CHUNK, n],
     [n, n],
   ]);
 });
