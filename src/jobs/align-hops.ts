@@ -14,7 +14,6 @@ export const HOP_FROM = 2;
 export const THREAD_FROM = 8192;
 /** Rows whose candidates are gathered, scored (half on the thread) and offered at a time: progress is told each. */
 export const HOP_CHUNK = 8 * SLICE;
-const CHUNK = HOP_CHUNK;
 
 export interface HopOptions {
   /** Neighbours whose lists are offered. */
@@ -69,11 +68,11 @@ export async function addNeighboursOfNeighbours(
     js.fill(-1, m);
     return m;
   };
-  const thread = share !== undefined && total >= threadFrom ? ScoreThread.start(share()) : undefined;
+  const thread = share !== undefined && total >= threadFrom ? await ScoreThread.start(share()) : undefined;
   let added = 0;
   try {
-    for (let first = 0; first < total; first += CHUNK) {
-      const last = Math.min(total, first + CHUNK);
+    for (let first = 0; first < total; first += HOP_CHUNK) {
+      const last = Math.min(total, first + HOP_CHUNK);
       const batch: ScoreRows = {
         is: new Int32Array(last - first),
         js: new Int32Array((last - first) * width),

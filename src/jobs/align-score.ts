@@ -4,9 +4,9 @@
  * lists (align-hops.ts) scores half its rows there, so both cores score (it ran on one: 214 s of a 1,910-s
  * alignment of 10^6 documents).
  */
+import { ModelWorker, workerEntry } from '../models/worker.js';
 import type { DocGrams, SharedDocGrams } from './align-grams.js';
 import { hybridScore, type Int8Rows, type SharedInt8Rows } from './align-hybrid.js';
-import { OrderedThread } from './align-thread.js';
 
 /** Exact scores of document i with each of js into out (-1 ids skipped, their entries left as they are). */
 export type PairScore = (i: number, js: Int32Array, out: Float32Array) => void;
@@ -43,20 +43,21 @@ export function scoreRows(score: PairScore, { is, js, width }: ScoreRows): Float
 
 /** A worker thread scoring rows (align-score-worker.ts). */
 export class ScoreThread {
-  private constructor(private readonly thread: OrderedThread<ScoreRows, Float32Array>) {}
+  private constructor(private readonly worker: ModelWorker<null>) {}
 
-  static start(share: ScoreShare): ScoreThread {
-    return new ScoreThread(OrderedThread.start('align-score-worker', share));
+  static async start(share: ScoreShare): Promise<ScoreThread> {
+    return new ScoreThread(
+      await ModelWorker.start(workerEntry(import.meta.url, 'align-score-worker'), share),
+    );
   }
 
   /** The rows scored there (scoreRows). */
   score(rows: ScoreRows): Promise<Float32Array> {
-    // Copies of the views, moved: a view would take its whole buffer along.
-    const [is, js] = [rows.is.slice(), rows.js.slice()];
-    return this.thread.call({ is, js, width: rows.width }, [is.buffer, js.buffer]);
+    // Copies of the views: a view would take its whole buffer along.
+    return this.worker.call('score', { is: rows.is.slice(), js: rows.js.slice(), width: rows.width });
   }
 
   close(): Promise<void> {
-    return this.thread.close();
+    return this.worker.close();
   }
 }

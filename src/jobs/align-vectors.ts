@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { sha256 } from '../durable.js';
 import { gatherRows } from '../index/index.js';
+import { ModelWorker, workerEntry } from '../models/worker.js';
 import { type CountedGrams, countGrams, DocGrams } from './align-grams.js';
 import { jointVectors, meanRows, readMeans } from './align-hybrid.js';
 import type { AlignOptions } from './align-options.js';
@@ -14,7 +15,6 @@ import { RARE_DEPTH, RareGrams } from './align-rare.js';
 import { pairScore, type ScoreShare } from './align-score.js';
 import type { DocVectors, MoreCandidates, NearestStage, NeighbourOptions } from './align-search.js';
 import type { ReadSentences } from './align-sentences.js';
-import { OrderedThread } from './align-thread.js';
 
 /** Consecutive documents' mean embeddings: rows.length / dim of them. */
 export interface MeanChunk {
@@ -80,10 +80,10 @@ export async function docGrams(
   const hash = createHash('sha256');
   const thread =
     set.count >= threadFrom
-      ? OrderedThread.start<string[], CountedGrams>('align-grams-worker', undefined)
+      ? await ModelWorker.start<null>(workerEntry(import.meta.url, 'align-grams-worker'), null)
       : undefined;
   const count = (texts: string[]) =>
-    thread === undefined ? Promise.resolve(countGrams(texts)) : thread.call(texts);
+    thread === undefined ? Promise.resolve(countGrams(texts)) : thread.call<CountedGrams>('count', texts);
   let added = 0;
   const add = async (counted: Promise<CountedGrams> | undefined) => {
     if (counted === undefined) return;

@@ -67,10 +67,13 @@ function fromWire(w: WireError): Error {
   return new ParamineError(w.code ?? 'INTERNAL', w.message, w.field === undefined ? {} : { field: w.field });
 }
 
-/** Buffers of typed arrays in a result, moved rather than copied to the caller. */
+/** Buffers of typed arrays in a result (itself, or an object's fields), moved rather than copied to the caller. */
 function transferables(v: unknown): ArrayBuffer[] {
-  if (ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer) return [v.buffer];
-  return [];
+  const views = ArrayBuffer.isView(v) ? [v] : typeof v === 'object' && v !== null ? Object.values(v) : [];
+  const buffers = views.flatMap((x) =>
+    ArrayBuffer.isView(x) && x.buffer instanceof ArrayBuffer ? [x.buffer] : [],
+  );
+  return [...new Set(buffers)];
 }
 
 /** Worker side: the data the caller started this model worker with (ModelWorker.start's `data`). */
@@ -189,7 +192,7 @@ export class ModelWorker<I> {
   }
 }
 
-/** The worker entry next to `fromUrl`: worker.ts when running from TypeScript sources (tests), else worker.js. */
-export function workerEntry(fromUrl: string): URL {
-  return new URL(fromUrl.endsWith('.ts') ? './worker.ts' : './worker.js', fromUrl);
+/** The worker entry `name` next to `fromUrl`: name.ts when running from TypeScript sources (tests), else name.js. */
+export function workerEntry(fromUrl: string, name = 'worker'): URL {
+  return new URL(`./${name}${fromUrl.endsWith('.ts') ? '.ts' : '.js'}`, fromUrl);
 }
