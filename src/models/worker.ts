@@ -67,13 +67,10 @@ function fromWire(w: WireError): Error {
   return new ParamineError(w.code ?? 'INTERNAL', w.message, w.field === undefined ? {} : { field: w.field });
 }
 
-/** Buffers of typed arrays in a result (itself, or an object's fields), moved rather than copied to the caller. */
+/** Buffers of typed arrays in a result, moved rather than copied to the caller. */
 function transferables(v: unknown): ArrayBuffer[] {
-  const views = ArrayBuffer.isView(v) ? [v] : typeof v === 'object' && v !== null ? Object.values(v) : [];
-  const buffers = views.flatMap((x) =>
-    ArrayBuffer.isView(x) && x.buffer instanceof ArrayBuffer ? [x.buffer] : [],
-  );
-  return [...new Set(buffers)];
+  if (ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer) return [v.buffer];
+  return [];
 }
 
 /** Worker side: the data the caller started this model worker with (ModelWorker.start's `data`). */
