@@ -194,19 +194,38 @@ async function twoLevelCentroids(index: FaissIndex, o: TrainOptions, nlist: numb
   // Level 2: each group into its share of the lists; ids stay ascending within a group (cheap reads).
   const out = new Float32Array(nlist * d);
   const total = o.sampleIds.length;
+  /** The points of the first group from `from` on that gets lists, being read. */
+  const readFrom = (from: number) => {
+    for (let g = from; g < groups; g++) {
+      const k = lists[g] as number;
+      const ids = members[g] as number[];
+      if (k === 0) continue;
+      // Half the memory each: the next group's points are held beside this one's.
+      const m = Math.min(
+        ids.length,
+        k * MAX_POINTS_PER_CENTROID,
+        Math.max(k, Math.floor(maxRows(o, o.dim) / 2)),
+      );
+      const points = coarseVectors(index, o, spread(ids, m));
+      points.catch(() => undefined);
+      return { g, points };
+    }
+    return undefined;
+  };
+  let ahead = readFrom(0);
   let at = 0;
   let done = 0;
   o.onProgress?.({ stage: 'groups', done: 0, total });
   for (let g = 0; g < groups; g++) {
     const k = lists[g] as number;
-    const ids = members[g] as number[];
-    if (k > 0) {
-      const m = Math.min(ids.length, k * MAX_POINTS_PER_CENTROID, Math.max(k, maxRows(o, o.dim)));
-      const c = await kmeans(await coarseVectors(index, o, spread(ids, m)), d, k, kmeansOptions(o, g + 1));
-      out.set(c, at * d);
+    if (k > 0 && ahead?.g === g) {
+      const clustering = kmeans(await ahead.points, d, k, kmeansOptions(o, g + 1));
+      // The next group's points are read (a document index projects them on this thread) during the k-means.
+      ahead = readFrom(g + 1);
+      out.set(await clustering, at * d);
       at += k;
     }
-    done += ids.length;
+    done += (members[g] as number[]).length;
     o.onProgress?.({ stage: 'groups', done, total });
   }
   return out;
@@ -226,13 +245,23 @@ async function assignGroups(
       BigInt64Array.from({ length: groups }, (_, i) => BigInt(i)),
     );
     const out = new Int32Array(o.sampleIds.length);
-    const batch = Math.min(65_536, maxRows(o, o.dim));
+    // Half the memory each: the next batch is read while this one is searched.
+    const batch = Math.min(65_536, Math.max(1, Math.floor(maxRows(o, o.dim) / 2)));
     o.onProgress?.({ stage: 'assign', done: 0, total: o.sampleIds.length });
+    const read = (s: number) => {
+      const points = coarseVectors(index, o, o.sampleIds.slice(s, s + batch));
+      points.catch(() => undefined);
+      return points;
+    };
+    let points = read(0);
     for (let s = 0; s < o.sampleIds.length; s += batch) {
-      const ids = o.sampleIds.slice(s, s + batch);
-      const { ids: nearest } = await flat.search(await coarseVectors(index, o, ids), 1);
-      for (let i = 0; i < ids.length; i++) out[s + i] = Number(nearest[i]);
-      o.onProgress?.({ stage: 'assign', done: s + ids.length, total: o.sampleIds.length });
+      const searching = flat.search(await points, 1);
+      // The next batch is read while this one is searched.
+      if (s + batch < o.sampleIds.length) points = read(s + batch);
+      const { ids: nearest } = await searching;
+      const count = Math.min(batch, o.sampleIds.length - s);
+      for (let i = 0; i < count; i++) out[s + i] = Number(nearest[i]);
+      o.onProgress?.({ stage: 'assign', done: s + count, total: o.sampleIds.length });
     }
     return out;
   } finally {

@@ -112,11 +112,20 @@ export class DocIndex {
       onProgress: (p) => progress?.('train', p.done, p.total),
     });
     try {
+      const read = (from: number) => {
+        const rows = rowsOf(from, Math.min(BATCH, n - from));
+        rows.catch(() => undefined);
+        return rows;
+      };
+      let rows = read(0);
       for (let from = 0; from < n; from += BATCH) {
         const count = Math.min(BATCH, n - from);
         const ids = new BigInt64Array(count);
         for (let r = 0; r < count; r++) ids[r] = BigInt(from + r);
-        await index.add(await rowsOf(from, count), ids);
+        const adding = index.add(await rows, ids);
+        // The next batch's vectors are made (here) while FAISS's threads add this one.
+        if (from + BATCH < n) rows = read(from + BATCH);
+        await adding;
         progress?.('add', from + count, n);
       }
     } catch (e) {

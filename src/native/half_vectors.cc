@@ -175,22 +175,30 @@ class GatherWorker : public IndexWorker {
     }
     const size_t dim = static_cast<size_t>(map_->dim);
     const size_t rowBytes = dim * sizeof(uint16_t);
-    std::vector<uint16_t> row(dim);
+    // Consecutive ids (a document's sentences, a chunk of the file) in one pread of up to kRunRows rows: a
+    // pread a row cost ~2.5 us, most of it the call, when the sentence match read 4 rows a document.
+    std::vector<uint16_t> rows(dim * kRunRows);
     float* out = const_cast<float*>(static_cast<const float*>(out_.data));
-    for (size_t i = 0; i < ids_.length; i++) {
-      auto* dst = reinterpret_cast<char*>(row.data());
+    for (size_t i = 0; i < ids_.length;) {
+      size_t run = 1;
+      while (run < kRunRows && i + run < ids_.length && ids[i + run] == ids[i] + static_cast<int64_t>(run)) run++;
+      auto* dst = reinterpret_cast<char*>(rows.data());
+      const size_t bytes = run * rowBytes;
       const off_t at = static_cast<off_t>(ids[i]) * static_cast<off_t>(rowBytes);
-      for (size_t got = 0; got < rowBytes;) {
-        const ssize_t r = ::pread(map_->fd, dst + got, rowBytes - got, at + static_cast<off_t>(got));
+      for (size_t got = 0; got < bytes;) {
+        const ssize_t r = ::pread(map_->fd, dst + got, bytes - got, at + static_cast<off_t>(got));
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
           throw CodedError("BAD_FILE", map_->path + ": " + (r < 0 ? std::strerror(errno) : "ended early (truncated?)"));
         }
         got += static_cast<size_t>(r);
       }
-      HalfToFloat(row.data(), out + i * dim, dim);
+      for (size_t x = 0; x < run; x++) HalfToFloat(rows.data() + x * dim, out + (i + x) * dim, dim);
+      i += run;
     }
   }
+
+  static constexpr size_t kRunRows = 64;
 
   Napi::Value Result(Napi::Env env) override { return out_.ref.Value(); }
 

@@ -7,7 +7,12 @@ import { prng } from '../../src/index/index.js';
 import { DocGrams } from '../../src/jobs/align-grams.js';
 import { alignOptionsSchema } from '../../src/jobs/align-options.js';
 import { alignDocumentSet, type DocumentSet } from '../../src/jobs/align-pairs.js';
-import { type SentenceRows, sentenceMatch } from '../../src/jobs/align-sentences.js';
+import {
+  MATCH_CHUNK,
+  matchSentences,
+  type SentenceRows,
+  sentenceMatch,
+} from '../../src/jobs/align-sentences.js';
 import { madeUpDocuments } from '../helpers/made-up-documents.js';
 
 const DIM = 32;
@@ -169,5 +174,61 @@ t.test(
     for (let x = 0; x < DIM; x++) dot += (means[x] as number) * (means[DIM + x] as number);
     const want = ((grams.cosine(0, 1) + dot) / 2 + sentenceMatch(all, 0, 1)) / 2;
     t.ok(Math.abs(twin.score - want) < 0.01, `d0~d1 ${twin.score} vs ${want}`);
+  },
+);
+
+t.test(
+  'the match reads the next chunk while this one is matched, and keeps each list its best four',
+  async (t) => {
+    const rand = prng(11);
+    const n = 2500;
+    const k = 6;
+    // Documents of 0..5 sentences; each list holds up to k random others (-1 after), scores falling.
+    const docsSentences = Array.from({ length: n }, () =>
+      Array.from({ length: Math.floor(rand() * 6) }, () => randomUnit(rand)),
+    );
+    const ids = new Int32Array(n * k).fill(-1);
+    const scores = new Float32Array(n * k);
+    for (let r = 0; r < n; r++) {
+      const m = Math.floor(rand() * (k + 1));
+      for (let h = 0; h < m; h++) {
+        ids[r * k + h] = (r + 1 + Math.floor(rand() * (n - 1))) % n;
+        scores[r * k + h] = 1 - h / k;
+      }
+    }
+    const found = {
+      docs: Int32Array.from({ length: n }, (_, r) => r),
+      k,
+      ids: ids.slice(),
+      scores: scores.slice(),
+    };
+    const events: string[] = [];
+    const read = async (rows: readonly number[]) => {
+      events.push('read');
+      return rowsOf(rows.map((r) => docsSentences[r] as number[][]));
+    };
+    const fits = (i: number, j: number) => (i + j) % 7 !== 0;
+    await matchSentences(found, read, { fits, onProgress: (done) => events.push(`done ${done}`) });
+    t.same(
+      events,
+      ['read', 'read', `done ${MATCH_CHUNK}`, 'read', `done ${2 * MATCH_CHUNK}`, `done ${n}`],
+      "each chunk's sentences read before the chunk before is done",
+    );
+    const all = rowsOf(docsSentences);
+    for (let r = 0; r < n; r++) {
+      const want: Array<[number, number]> = [];
+      for (let h = 0; h < k && want.length < 4; h++) {
+        const j = ids[r * k + h] as number;
+        if (j >= 0 && fits(r, j))
+          want.push([j, ((scores[r * k + h] as number) + sentenceMatch(all, r, j)) / 2]);
+      }
+      want.sort((u, v) => v[1] - u[1]);
+      const got = Array.from(found.ids.subarray(r * k, (r + 1) * k));
+      const ok =
+        got.join() === [...want.map(([j]) => j), ...Array(k - want.length).fill(-1)].join() &&
+        want.every(([, s], h) => Math.abs((found.scores[r * k + h] as number) - s) < 1e-5);
+      if (!ok) t.fail(`row ${r}: ${got} vs ${JSON.stringify(want)}`);
+    }
+    t.pass(`${n} lists: their best four that fit, by the mean of the score and the match`);
   },
 );

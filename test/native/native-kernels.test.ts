@@ -59,7 +59,7 @@ for (const dim of [8, 37, 45, 384]) {
   }
 
   t.test(`${dim}-d: exact re-scores from half floats equal the float64 sums`, async (t) => {
-    const n = 50;
+    const n = 150;
     const halves = toHalf(gaussianVectors(n, dim, 3 * dim));
     const path = join(dir, `v${dim}.f16`);
     writeFileSync(path, halves);
@@ -79,7 +79,9 @@ for (const dim of [8, 37, 45, 384]) {
       }
       t.pass(`${metric}: ${n} rows`);
     }
-    const picked = [3, 0, 3, n - 1];
+    // Repeats, and runs of consecutive ids (read together, at most 64 rows a read): one of 80, one to the end.
+    const run = (from: number, to: number) => Array.from({ length: to - from }, (_, x) => from + x);
+    const picked = [3, 0, 3, n - 1, ...run(10, 90), 5, 6, 7, 7, 8, ...run(n - 3, n)];
     const rowsBack = await hv.gather(BigInt64Array.from(picked, BigInt));
     const expected = picked.flatMap((id) => Array.from(rows.subarray(id * dim, (id + 1) * dim)));
     t.same(Array.from(rowsBack), expected, 'gather: the rows, converted exactly, in the order given');
