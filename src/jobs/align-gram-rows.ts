@@ -14,7 +14,7 @@ const CHUNK_BYTES = 1 << 26;
  * against 10.5, 200k lab documents, AMD EPYC): decoding the rows is the cost, not the filter.
  */
 export const FILTER_BITS = 16;
-const FILTER_MASK = (1 << FILTER_BITS) - 1;
+export const FILTER_MASK = (1 << FILTER_BITS) - 1;
 /** The most bytes an entry takes: a gap of up to 2^22 shifted (4), a count of up to 2^10 (2). */
 const MAX_ENTRY = 6;
 

@@ -11,7 +11,7 @@
  * scores exactly (docs/documents.md has the measured recall of both).
  */
 import { prepare, resolveCharNgramOptions } from '../text/charngrams.js';
-import { FILTER_BITS, GramRows, type SharedGramRows } from './align-gram-rows.js';
+import { FILTER_BITS, FILTER_MASK, GramRows, type SharedGramRows } from './align-gram-rows.js';
 
 const BITS = 22;
 /** Hashed n-gram buckets (2^22): the rows' key space, and the rare lists' (align-rare.ts). */
@@ -20,7 +20,6 @@ const COUNT_BITS = 32 - BITS;
 const COUNT_MAX = (1 << COUNT_BITS) - 1;
 const COUNT_MASK = COUNT_MAX;
 const OPTIONS = resolveCharNgramOptions({});
-const FILTER_MASK = (1 << FILTER_BITS) - 1;
 const SPACE = 32;
 
 /** murmur3's finalizer: spreads the FNV state over all 32 bits. */
