@@ -184,7 +184,7 @@ async function reference(
 ): Promise<{ top: Ref[][] }> {
   const grams = new DocGrams();
   for (let r = 0; r < set.count; r++) grams.add(set.text(r));
-  grams.finish();
+  await grams.finish();
   const source = {
     count: set.count,
     dim: o.dim,

@@ -4,7 +4,7 @@
  * from one pool) the IVF search finds a near one and misses the nearest when no probed list holds it; the
  * near one's own list often does. The lists must be exact scores (re-scored), best first.
  */
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { Turns } from '../turns.js';
 import { type ScoreRows, type ScoreShare, ScoreThread, scoreRows } from './align-score.js';
 import { insertSorted, type NeighbourOptions, type Neighbours, rowIndex, SLICE } from './align-search.js';
 
@@ -13,7 +13,7 @@ export const HOP_FROM = 2;
 /** Rows offered lists from which a worker thread scores half of them (starting one costs ~50 ms). */
 export const THREAD_FROM = 8192;
 /** Rows whose candidates are gathered, scored (half on the thread) and offered at a time: progress is told each. */
-export const HOP_CHUNK = 8 * SLICE;
+export const HOP_CHUNK = 8192;
 
 export interface HopOptions {
   /** Neighbours whose lists are offered. */
@@ -69,6 +69,7 @@ export async function addNeighboursOfNeighbours(
     return m;
   };
   const thread = share !== undefined && total >= threadFrom ? await ScoreThread.start(share()) : undefined;
+  const turns = new Turns();
   let added = 0;
   try {
     for (let first = 0; first < total; first += HOP_CHUNK) {
@@ -82,14 +83,14 @@ export async function addNeighboursOfNeighbours(
         batch.is[x - first] = docs[rowAt(x)] as number;
         gather(rowAt(x), batch.js.subarray((x - first) * width, (x - first + 1) * width));
       }
-      // The first half on the thread, the second here (a slice between turns of the event loop).
+      // The first half on the thread, the second here (in slices, the event loop let go when owed a turn).
       const half = thread === undefined ? 0 : Math.floor((last - first) / 2);
       const there = thread?.score(part(batch, 0, half));
       const exact = new Float32Array(batch.js.length);
       for (let at = half; at < last - first; at += SLICE) {
         const end = Math.min(last - first, at + SLICE);
         exact.set(scoreRows(rescore, part(batch, at, end)), at * width);
-        await yieldToLoop();
+        await turns.take();
       }
       if (there !== undefined) exact.set(await there, 0);
       for (let x = first; x < last; x++) {
@@ -105,7 +106,7 @@ export async function addNeighboursOfNeighbours(
         }
       }
       onProgress?.(last, total);
-      await yieldToLoop();
+      await turns.take();
     }
   } finally {
     await thread?.close();

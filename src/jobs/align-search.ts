@@ -8,7 +8,6 @@
  * sense, not the n^2 of a flat scan.
  */
 
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
   chooseFactory,
   DEFAULT_SEED,
@@ -18,6 +17,7 @@ import {
   type VectorSource,
 } from '../index/index.js';
 import type { FaissIndex } from '../native/index.js';
+import { Turns } from '../turns.js';
 
 /** Rows of document vectors: `dim` floats a document, for the given document numbers. */
 export interface DocVectors {
@@ -61,8 +61,8 @@ export interface SearchCheckpoint {
 /** Documents a search batch holds: a checkpoint keeps one file a batch, a worker's share is whole batches. */
 export const SEARCH_BATCH = 16_384;
 const BATCH = SEARCH_BATCH;
-/** Rows of a batch re-scored between two turns of the event loop. */
-export const SLICE = 1024;
+/** Rows re-scored at a time, after which the event loop is let go if it is owed a turn (turns.ts). */
+export const SLICE = 64;
 
 /** The documents' index: chosen for their number, trained on a seeded sample of them, filled batch by batch. */
 export class DocIndex {
@@ -177,6 +177,7 @@ export class DocIndex {
     }
     if (done > 0) this.options.onProgress?.('search', done, n, true);
     // The next batch searches (FAISS's threads) while this one is re-scored (this thread).
+    const turns = new Turns();
     let next = todo.length > 0 ? searchFrom(todo[0] as number) : undefined;
     for (let t = 0; next !== undefined; t++) {
       const from = todo[t] as number;
@@ -189,8 +190,8 @@ export class DocIndex {
         ids: new Int32Array(rows.length * width).fill(-1),
         scores: new Float32Array(rows.length * width),
       };
-      // In slices, letting the event loop go between them: a service's searches (a job aligns beside them) and a
-      // worker's lock renewals (queue/align.ts) wait for nothing longer than one slice.
+      // In slices, letting the event loop go when it is owed a turn: a service's searches (a job aligns beside
+      // them) and a worker's lock renewals (queue/align.ts) wait for nothing longer than TURN_MS and a slice.
       for (let at = 0; at < rows.length; at += SLICE) {
         const end = Math.min(rows.length, at + SLICE);
         const part = rowsOf(batch, at, end);
@@ -202,7 +203,7 @@ export class DocIndex {
         );
         if (o.more !== undefined) addMore(part, depth, o.more, o.exclude);
         if (o.rescore !== undefined) rescoreRows(part, o.rescore);
-        await yieldToLoop();
+        await turns.take();
       }
       for (let r = 0; r < rows.length; r++) {
         out.ids.set(batch.ids.subarray(r * width, r * width + kk), (from - first + r) * kk);
@@ -212,7 +213,7 @@ export class DocIndex {
       await checkpoint?.saveBatch(from, out.ids.subarray(...cells), out.scores.subarray(...cells));
       done += rows.length;
       this.options.onProgress?.('search', done, n);
-      await yieldToLoop();
+      await turns.take();
     }
     return out;
   }

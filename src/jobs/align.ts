@@ -16,7 +16,13 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ParamineError } from '../errors.js';
 import type { VectorFile } from '../index/index.js';
-import type { GroupValue, GroupView, SentenceRecord, SentenceStore } from '../store/index.js';
+import {
+  forEachGroup,
+  type GroupValue,
+  type GroupView,
+  type SentenceRecord,
+  type SentenceStore,
+} from '../store/index.js';
 import { type AlignOptions, type AlignOptionsInput, alignOptionsSchema } from './align-options.js';
 import {
   type AlignHooks,
@@ -53,7 +59,7 @@ interface Doc {
 }
 
 /** The documents of the index: its `docKey` groups, each with its sentence ids and first sentence's metadata. */
-function documentsOf(parts: AlignParts, key: string): Doc[] {
+async function documentsOf(parts: AlignParts, key: string): Promise<Doc[]> {
   // An index not built from documents has no documents to pair: say how to get some, not only which table.
   const noDocuments = (why: string) =>
     new ParamineError(
@@ -65,15 +71,16 @@ function documentsOf(parts: AlignParts, key: string): Doc[] {
     );
   if (parts.groups === undefined)
     throw noDocuments(`the index has no group tables, so no "${key}" documents`);
-  parts.groups.require(key, 'docKey');
+  const groups = parts.groups;
+  groups.require(key, 'docKey');
   const docs: Doc[] = [];
-  for (const { value } of parts.groups.groups(key)) {
+  await forEachGroup(groups, key, ({ value }) => {
     // Sentences deleted since the build are no part of their document any more.
-    const sentences = parts.groups.ids(key, value).filter((id) => !parts.store.isDeleted(id));
-    if (sentences.length === 0) continue;
+    const sentences = groups.ids(key, value).filter((id) => !parts.store.isDeleted(id));
+    if (sentences.length === 0) return;
     const first = parts.store.get(sentences[0] as number);
     docs.push({ id: value, sentences, meta: first?.meta ?? {} });
-  }
+  });
   if (docs.length === 0) throw noDocuments(`no sentence of the index has a "${key}" value`);
   return docs;
 }
@@ -162,7 +169,7 @@ export async function alignDocuments(
   hooks: AlignHooks = {},
 ): Promise<Alignment> {
   const o = alignOptionsSchema.parse(input);
-  return alignDocumentSet(documentSet(parts, o), o, hooks);
+  return alignDocumentSet(await documentSet(parts, o), o, hooks);
 }
 
 /** A worker's share of a distributed alignment of the index's documents (queue/align.ts). */
@@ -172,11 +179,11 @@ export async function documentsShare(
   work: string,
 ): Promise<AlignShare> {
   const o = alignOptionsSchema.parse(input);
-  return alignShare(documentSet(parts, o), o, work);
+  return alignShare(await documentSet(parts, o), o, work);
 }
 
-function documentSet(parts: AlignParts, o: AlignOptions): DocumentSet {
-  const docs = documentsOf(parts, o.docKey);
+async function documentSet(parts: AlignParts, o: AlignOptions): Promise<DocumentSet> {
+  const docs = await documentsOf(parts, o.docKey);
   return {
     count: docs.length,
     id: (r) => String((docs[r] as Doc).id),

@@ -6,6 +6,7 @@
  * members stay in ascending order. Groups only added sentences have come after the built tables' groups,
  * in value order.
  */
+import { Turns } from '../turns.js';
 import type { GroupTableInfo, GroupTables, GroupValue } from './groups.js';
 import type { SentenceRecord } from './store.js';
 
@@ -60,4 +61,30 @@ export function withAdded(
       for (const value of only.slice(from)) yield { value, count: own.get(value)?.length ?? 0 };
     },
   };
+}
+
+/**
+ * `key`'s groups in order, each visited, the event loop let go when it is owed a turn (turns.ts): the
+ * tables' cursor is closed first and opened again after the last value visited (10^6 documents' groups,
+ * read with their members, take ~20 s).
+ */
+export async function forEachGroup(
+  view: Pick<GroupView, 'groups'>,
+  key: string,
+  visit: (group: { value: GroupValue; count: number }) => void,
+  turns = new Turns(),
+): Promise<void> {
+  let after: GroupValue | undefined;
+  for (let cut = true; cut; ) {
+    cut = false;
+    for (const group of view.groups(key, after)) {
+      after = group.value;
+      visit(group);
+      if (turns.due) {
+        cut = true;
+        break;
+      }
+    }
+    if (cut) await turns.pass();
+  }
 }

@@ -20,7 +20,7 @@ export {
   parseGroupKeySpec,
   USER_ID_KEY,
 } from './groups.js';
-export { type GroupView, withAdded } from './groups-added.js';
+export { forEachGroup, type GroupView, withAdded } from './groups-added.js';
 export {
   followedRewrites,
   IndexUse,

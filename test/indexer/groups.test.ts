@@ -12,12 +12,16 @@ import { buildGroupTables, staleGroupTables } from '../../src/indexer/groups.js'
 import { rebuildIndex } from '../../src/indexer/rebuild.js';
 import { openService } from '../../src/service/index.js';
 import {
+  forEachGroup,
   GROUPS_DIR,
   GroupTables,
+  type GroupValue,
   groupTableIdentity,
   parseGroupKeySpec,
   SentenceStore,
+  withAdded,
 } from '../../src/store/index.js';
+import { Turns } from '../../src/turns.js';
 import { buildGroupedIndex, syntheticSentence } from '../helpers/corpus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'paramine-groups-'));
@@ -76,6 +80,40 @@ t.test('the build wrote a table per key; members are exactly the sentences with 
     [...tables.groups('paper', 'P4')].map((g) => g.value),
     ['P5', 'P6'],
     'groups after a value',
+  );
+});
+
+t.test('forEachGroup: every group once, in order, its cursor cut and taken again at each turn', async (t) => {
+  const tables = GroupTables.open(join(index, GROUPS_DIR), groupTableIdentity(manifest));
+  if (!tables) throw new Error('no group tables');
+  t.teardown(() => tables.close());
+  // Added sentences: a group of built ones grows, and a group of added ones only comes after the built ones.
+  const added = [
+    { id: N, record: { text: 'an added one', meta: { paper: 'P3' } } },
+    { id: N + 1, record: { text: 'another', meta: { paper: 'P9' } } },
+  ];
+  for (const view of [tables, withAdded(tables, added)]) {
+    const all = [...view.groups('paper')];
+    for (const ms of [0, 60_000]) {
+      const seen: Array<{ value: GroupValue; count: number }> = [];
+      let turned = false;
+      const other = setImmediate(() => {
+        turned = true;
+      });
+      await forEachGroup(view, 'paper', (g) => seen.push(g), new Turns(ms));
+      clearImmediate(other);
+      t.same(seen, all, `${all.length} groups, in order (a turn owed after ${ms} ms)`);
+      t.equal(
+        turned,
+        ms === 0,
+        ms === 0 ? 'owed a turn at each group: the loop ran' : 'owed none: none taken',
+      );
+    }
+  }
+  t.same(
+    [...withAdded(tables, added).groups('paper')].map((g) => g.value),
+    ['P0', 'P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P9'],
+    'a group of added sentences only, last',
   );
 });
 

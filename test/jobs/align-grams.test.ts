@@ -20,7 +20,7 @@ const docs = [
 t.test('cosines equal the exact sparse TF-IDF (sklearn char_wb 2-4) up to hashing', async (t) => {
   const grams = new DocGrams();
   for (const d of docs) grams.add(d);
-  grams.finish();
+  await grams.finish();
   const exact = new CharNgramTfidf().fit(docs);
   let worst = 0;
   for (let i = 0; i < docs.length; i++) {
@@ -45,7 +45,7 @@ t.test('cosines equal the exact sparse TF-IDF (sklearn char_wb 2-4) up to hashin
 t.test('the projection ranks the paraphrase first', async (t) => {
   const grams = new DocGrams();
   for (const d of docs) grams.add(d);
-  grams.finish();
+  await grams.finish();
   const dim = 256;
   const p = grams.project([0, 1, 2, 3, 5], dim);
   const dot = (a: number, b: number) => {

@@ -96,7 +96,7 @@ t.test(
     const hybrid = await alignDocumentSet(set(true), alignOptionsSchema.parse({ ...band, method: 'hybrid' }));
     const grams = new DocGrams();
     for (const text of texts) grams.add(text);
-    grams.finish();
+    await grams.finish();
     t.ok(hybrid.pairs.length >= 190, `${hybrid.pairs.length} pairs`);
     for (const p of hybrid.pairs.slice(0, 50)) {
       const [a, b] = [Number(p.a.slice(1)), Number(p.b.slice(1))];
@@ -113,7 +113,7 @@ t.test(
 t.test('joint search vectors: their inner product estimates the hybrid score', async (t) => {
   const grams = new DocGrams();
   for (const text of texts) grams.add(text);
-  grams.finish();
+  await grams.finish();
   const rows = Int8Rows.from(means, DIM);
   const joint = jointVectors((ids, dim) => grams.project(ids, dim), 512, rows);
   t.equal(joint.dim, 128 + DIM, 'the projection takes what 512 leaves beside the embeddings');

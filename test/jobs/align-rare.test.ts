@@ -7,12 +7,13 @@ import t from 'tap';
 import { DocGrams } from '../../src/jobs/align-grams.js';
 import { RareGrams } from '../../src/jobs/align-rare.js';
 import { addReverse, DocIndex, type Neighbours } from '../../src/jobs/align-search.js';
+import { Turns } from '../../src/turns.js';
 
 const common = ['the report said that the market was open', 'the team said that the plan was set'];
-function grams(texts: string[]): DocGrams {
+async function grams(texts: string[]): Promise<DocGrams> {
   const g = new DocGrams();
   for (const text of texts) g.add(text);
-  g.finish();
+  await g.finish();
   return g;
 }
 
@@ -24,8 +25,8 @@ t.test(
       'the team said that the plan was set quixotic zymurgy fjord',
       ...Array.from({ length: 40 }, (_, i) => `${common[i % 2]} ${i % 2 ? 'again' : 'today'}`),
     ];
-    const g = grams(texts);
-    const rare = RareGrams.build(g, { keys: 16, maxDf: 5 });
+    const g = await grams(texts);
+    const rare = await RareGrams.build(g, { keys: 16, maxDf: 5 });
     const out = new Int32Array(4);
     const m0 = rare.candidates(0, out);
     t.ok(m0 >= 1, 'a candidate');
@@ -35,9 +36,9 @@ t.test(
     // The fillers share only grams in more than maxDf documents: no keys, no candidates.
     t.equal(rare.candidates(5, out), 0, 'a filler: nothing rare, nothing filed');
     // A bucket in one document pairs nothing: a lone rare word gives no candidate.
-    const lone = grams(['xylograph the report said', ...texts.slice(2)]);
+    const lone = await grams(['xylograph the report said', ...texts.slice(2)]);
     t.equal(
-      RareGrams.build(lone, { keys: 16, maxDf: 5 }).candidates(0, out),
+      (await RareGrams.build(lone, { keys: 16, maxDf: 5 })).candidates(0, out),
       0,
       'a word in one document only',
     );
@@ -50,8 +51,8 @@ t.test("a document's keys are picked again at each call: the same candidates in 
   const texts = Array.from({ length: 60 }, (_, i) =>
     [common[i % 2], words[i % 10], words[(i * 3 + 1) % 10], words[(i * 7 + 2) % 10]].join(' '),
   );
-  const g = grams(texts);
-  const rare = RareGrams.build(g, { keys: 8, maxDf: 20 });
+  const g = await grams(texts);
+  const rare = await RareGrams.build(g, { keys: 8, maxDf: 20 });
   const run = (order: number[]) =>
     new Map(
       order.map((i) => {
@@ -78,8 +79,53 @@ t.test("a document's keys are picked again at each call: the same candidates in 
   );
 });
 
+t.test('finish() and build() let the event loop go when owed a turn: the same rows and lists', async (t) => {
+  const words = ['quill', 'zephyr', 'fjord', 'gizmo', 'jackal', 'vortex', 'plinth', 'brogue', 'cwm', 'kudzu'];
+  const texts = Array.from(
+    { length: 80 },
+    (_, i) => `${common[i % 2]} ${words[i % 10]} ${words[(i * 3) % 10]}`,
+  );
+  // A turn owed after 0 ms: at every row; after a minute: never, so no turn is taken.
+  const made = async (ms: number) => {
+    let turns = 0;
+    const count = () =>
+      setImmediate(() => {
+        turns++;
+      });
+    const g = new DocGrams();
+    for (const text of texts) g.add(text);
+    clearImmediate(count());
+    let other = count();
+    await g.finish(new Turns(ms));
+    clearImmediate(other);
+    other = count();
+    const rare = await RareGrams.build(g, { keys: 8, maxDf: 20 }, new Turns(ms));
+    clearImmediate(other);
+    const lists = texts.map((_, i) => {
+      const out = new Int32Array(6);
+      return Array.from(out.subarray(0, rare.candidates(i, out)));
+    });
+    return {
+      turns,
+      rows: Array.from(
+        g.project(
+          texts.map((_, i) => i),
+          32,
+        ),
+      ),
+      lists,
+    };
+  };
+  const eager = await made(0);
+  const never = await made(60_000);
+  t.equal(eager.turns, 2, 'the loop ran during both');
+  t.equal(never.turns, 0, 'no turn when none is owed');
+  t.same(eager.rows, never.rows, 'the same weighted rows');
+  t.same(eager.lists, never.lists, 'the same candidates');
+});
+
 t.test('rarest(): buckets in 2..maxDf documents, rarest first', async (t) => {
-  const g = grams(['abc xyz', 'abc xyz', 'abc', 'abc', 'abc']);
+  const g = await grams(['abc xyz', 'abc xyz', 'abc', 'abc', 'abc']);
   const out = new Uint32Array(64);
   const m = g.rarest(0, 4, out);
   t.ok(m > 0, 'xyz grams are keys');

@@ -28,7 +28,7 @@ const texts = Array.from({ length: N }, (_, i) =>
 );
 const grams = new DocGrams();
 for (const text of texts) grams.add(text);
-grams.finish();
+await grams.finish();
 const floats = Float32Array.from({ length: N * DIM }, () => rand() - 0.5);
 for (let i = 0; i < N; i++) {
   const row = floats.subarray(i * DIM, (i + 1) * DIM);

@@ -107,7 +107,7 @@ t.test('docs align --method hybrid keeps the mean of the hybrid score and the se
   t.ok(docs.asked.length > 0, 'the sentences were read');
   const grams = new DocGrams();
   for (const text of texts) grams.add(text);
-  grams.finish();
+  await grams.finish();
   const all = rowsOf(sentences);
   const dot = (a: number, b: number) => {
     let s = 0;
@@ -166,7 +166,7 @@ t.test(
     );
     const grams = new DocGrams();
     for (let r = 0; r < N + 2; r++) grams.add(texts[r < N ? r : 0] as string);
-    grams.finish();
+    await grams.finish();
     const all = rowsOf(sentences);
     const twin = a.pairs.find((p) => [p.a, p.b].sort().join('~') === 'd0~d1');
     if (twin === undefined) throw new Error(`no pair d0~d1 in ${a.pairs.length}`);
