@@ -36,6 +36,7 @@ const experiments: Registrars = {
   'docs-planted': lazy(async () => (await import('./docs-planted.js')).docsPlanted),
   'docs-scale': lazy(async () => (await import('./docs-scale.js')).docsScale),
   'docs-scale-mine': lazy(async () => (await import('./docs-scale-mine.js')).docsScaleMine),
+  'docs-score': lazy(async () => (await import('./docs-score.js')).docsScore),
   writes: lazy(async () => (await import('./writes-bench.js')).writesBench),
   since: lazy(async () => (await import('./since-bench.js')).sinceBench),
   compact: lazy(async () => (await import('./compact-bench.js')).compactBench),

@@ -234,7 +234,8 @@ export class DocGrams {
   /**
    * The exact TF-IDF cosine of row i with every j of `js`, into `out` (-1 entries skipped): row i's weights
    * scattered into a dense table once, each candidate's entries looked up in it, ~3x faster than merging
-   * the two sorted rows per pair.
+   * the two sorted rows per pair. The alignment scores with GramScorer (src/native/gram_scorer.cc), the same
+   * floats in C++: this is its reference.
    */
   cosines(i: number, js: ArrayLike<number>, out: Float32Array): void {
     const idf = this.#ready();

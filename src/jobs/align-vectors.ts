@@ -132,7 +132,7 @@ export async function documentVectors(
   vectors: DocVectors;
   rescore?: NeighbourOptions['rescore'];
   more?: MoreCandidates;
-  /** What a worker thread reads to score as `rescore` does (made on demand: it copies the rows' places). */
+  /** What a worker thread reads to score as `rescore` does: the same shared rows. */
   share?: () => ScoreShare;
   digest: string;
 }> {
@@ -143,14 +143,16 @@ export async function documentVectors(
     await set.release?.();
     const rare = await RareGrams.build(grams);
     const project = (ids: ArrayLike<number>, dim: number) => grams.project(ids, dim);
+    // One view of the finished rows for this thread's scorer and a worker's (it copies the rows' places).
+    const shared: ScoreShare = { grams: grams.share(), means: means?.rows.share() };
     return {
       vectors: inTurns(
         joint && means !== undefined
           ? jointVectors(project, o.dim, means.rows)
           : { dim: o.dim, rows: (ids) => project(ids, o.dim) },
       ),
-      rescore: pairScore(grams, means?.rows),
-      share: () => ({ grams: grams.share(), means: means?.rows.share() }),
+      rescore: pairScore(shared),
+      share: () => shared,
       more: { depth: RARE_DEPTH, candidates: (i, out) => rare.candidates(i, out) },
       digest: means === undefined ? digest : sha256(`${digest}\n${means.digest}`),
     };

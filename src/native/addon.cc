@@ -12,6 +12,7 @@
 
 #include "distance_kernels.h"
 #include "errors.h"
+#include "gram_scorer.h"
 #include "half_vectors.h"
 #include "index_object.h"
 #include "train.h"
@@ -137,6 +138,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
                EnvInt("PARAMINE_BLAS_THREADS", 1));
   exports.Set("FaissIndex", IndexObject::Define(env));
   exports.Set("HalfVectors", HalfVectors::Define(env));
+  exports.Set("GramScorer", GramScorer::Define(env));
   exports.Set("kmeans", Napi::Function::New(env, Kmeans, "kmeans"));
   exports.Set("openHalfVectors", Napi::Function::New(env, OpenHalfVectors, "openHalfVectors"));
   exports.Set("createIndex", Napi::Function::New(env, CreateIndex, "createIndex"));

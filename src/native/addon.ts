@@ -6,6 +6,8 @@ import { env } from '../env.js';
 import { type ErrorCode, ParamineError } from '../errors.js';
 import type {
   AnnSearchParams,
+  GramRowsView,
+  Int8RowsView,
   KernelCheck,
   KmeansOptions,
   Metric,
@@ -49,7 +51,17 @@ export interface NativeHalfVectors {
   close(): Promise<void>;
 }
 
+export interface NativeGramScorer {
+  score(i: number, js: Int32Array, out: Float32Array): void;
+}
+
 export interface NativeBinding {
+  GramScorer: new (
+    rows: GramRowsView,
+    idf: Float32Array,
+    invNorm: Float32Array,
+    means?: Int8RowsView,
+  ) => NativeGramScorer;
   createIndex(factory: string, dim: number, metric: Metric): NativeIndex;
   kmeans(x: Float32Array, dim: number, k: number, options: KmeansOptions): Promise<Float32Array>;
   openHalfVectors(path: string, dim: number): Promise<NativeHalfVectors>;

@@ -30,13 +30,14 @@
     {
       "target_name": "paramine_faiss",
       "dependencies": ["faiss_weak_kernels"],
-      "sources": ["addon.cc", "index_object.cc", "workers.cc", "remove.cc", "search.cc", "merge.cc", "tree.cc", "errors.cc", "train.cc", "half_vectors.cc", "mmap.cc", "distance_kernels.cc"],
+      "sources": ["addon.cc", "index_object.cc", "workers.cc", "remove.cc", "search.cc", "merge.cc", "tree.cc", "errors.cc", "train.cc", "half_vectors.cc", "mmap.cc", "distance_kernels.cc", "gram_scorer.cc"],
       "include_dirs": ["<!@(node -p \"require('node-addon-api').include\")", "/usr/include"],
       "defines": ["NAPI_CPP_EXCEPTIONS", "NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       # FAISS needs RTTI (dynamic_cast on SearchParameters and index types) and C++ exceptions.
       "cflags!": ["-fno-rtti", "-fno-exceptions"],
       "cflags_cc!": ["-fno-rtti", "-fno-exceptions"],
-      "cflags_cc": ["-std=c++17", "-frtti", "-fexceptions", "-fopenmp", "-O2"],
+      # No fused multiply-adds where the source has none: gram_scorer.cc's sums are the JavaScript's, bit for bit.
+      "cflags_cc": ["-std=c++17", "-frtti", "-fexceptions", "-fopenmp", "-O2", "-ffp-contract=off"],
       # Debian ships FAISS as a static library only; link it whole so its registries (index IO) survive.
       "libraries": [
         "-Wl,--whole-archive <(faiss_weak) -Wl,--no-whole-archive",

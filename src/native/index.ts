@@ -20,6 +20,7 @@ import type {
 } from './types.js';
 
 export { addonPath } from './addon.js';
+export { GramScorer } from './gram-scorer.js';
 export { HalfVectors } from './half-vectors.js';
 export type * from './types.js';
 

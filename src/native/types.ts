@@ -55,3 +55,22 @@ export interface ThreadCounts {
   /** OpenBLAS threads (matrix products in flat search and k-means). */
   blas: number;
 }
+
+/**
+ * Documents' compressed TF-IDF rows as GramScorer reads them in place (src/jobs/align-gram-rows.ts's format):
+ * row r is bytes start[r]..end[r] of chunks[chunkOf[r]].
+ */
+export interface GramRowsView {
+  countBits: number;
+  chunks: readonly Uint8Array[];
+  chunkOf: Uint16Array;
+  start: Uint32Array;
+  end: Uint32Array;
+}
+
+/** Int8 rows with a scale each (src/jobs/align-hybrid.ts's Int8Rows): row r is codes[r * dim ..] x scales[r]. */
+export interface Int8RowsView {
+  codes: Int8Array;
+  scales: Float32Array;
+  dim: number;
+}

@@ -1,14 +1,24 @@
 /**
- * Scoring on a worker thread (src/jobs/align-score.ts): the thread reads the TF-IDF rows and mean embeddings
- * in shared memory and scores exactly what this thread does, and the pass over neighbours' lists gives the
- * same lists whether half its rows are scored there or all here.
+ * The exact pair scores (src/jobs/align-score.ts): in C++ (GramScorer) they are bit for bit the JavaScript
+ * reference's on real text, malformed input is an error and not a read out of bounds; a worker thread reads
+ * the TF-IDF rows and mean embeddings in shared memory and scores exactly what this thread does, and the pass
+ * over neighbours' lists gives the same lists whether half its rows are scored there or all here.
  */
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { DocGrams } from '../../src/jobs/align-grams.js';
 import { addNeighboursOfNeighbours } from '../../src/jobs/align-hops.js';
 import { Int8Rows } from '../../src/jobs/align-hybrid.js';
-import { pairScore, ScoreThread, scoreRows } from '../../src/jobs/align-score.js';
+import {
+  pairScore,
+  referenceScore,
+  type ScoreShare,
+  ScoreThread,
+  scoreRows,
+} from '../../src/jobs/align-score.js';
 import type { Neighbours } from '../../src/jobs/align-search.js';
+import { GramScorer } from '../../src/native/index.js';
+import { sharedData } from '../helpers/shared-data.js';
 
 function seeded(seed: number): () => number {
   let s = seed >>> 0;
@@ -29,13 +39,7 @@ const texts = Array.from({ length: N }, (_, i) =>
 const grams = new DocGrams();
 for (const text of texts) grams.add(text);
 await grams.finish();
-const floats = Float32Array.from({ length: N * DIM }, () => rand() - 0.5);
-for (let i = 0; i < N; i++) {
-  const row = floats.subarray(i * DIM, (i + 1) * DIM);
-  const norm = Math.hypot(...row);
-  for (let d = 0; d < DIM; d++) row[d] = (row[d] as number) / norm;
-}
-const means = Int8Rows.from(floats, DIM);
+const means = randomMeans(N, DIM, rand);
 
 /** Lists of k = 8: each document's first candidates drawn at random, scored by `score`, best first. */
 function lists(score: ReturnType<typeof pairScore>): Neighbours {
@@ -57,10 +61,116 @@ function lists(score: ReturnType<typeof pairScore>): Neighbours {
   return { docs: Int32Array.from({ length: N }, (_, i) => i), k, ids, scores };
 }
 
+/** n unit rows of dim random floats as int8 rows. */
+function randomMeans(n: number, dim: number, next: () => number): Int8Rows {
+  const m = Float32Array.from({ length: n * dim }, () => next() - 0.5);
+  for (let i = 0; i < n; i++) {
+    const row = m.subarray(i * dim, (i + 1) * dim);
+    const norm = Math.hypot(...row);
+    for (let d = 0; d < dim; d++) row[d] = (row[d] as number) / norm;
+  }
+  return Int8Rows.from(m, dim);
+}
+
+const mrpc = sharedData('mrpc/train.tsv');
+t.test(
+  'in C++ the scores are the JavaScript reference bit for bit, on real text',
+  { skip: mrpc.skip },
+  async (t) => {
+    // Documents of 2-5 MRPC sentences (news: long rows, counts above 1, gaps of every length); some repeat a
+    // sentence of another, so scores near 1 are among them too.
+    const lines = readFileSync(mrpc.path, 'utf8').split('\n').slice(1, 4_001);
+    const sentences = lines.flatMap((l) => l.split('\t').slice(3, 5));
+    const next = seeded(3);
+    const pick = () => sentences[Math.floor(next() * sentences.length)] as string;
+    const n = 2_000;
+    const real = new DocGrams();
+    for (let d = 0; d < n; d++) real.add(Array.from({ length: 2 + (d % 4) }, pick).join(' '));
+    await real.finish();
+    const realMeans = randomMeans(n, 384, next);
+    let pairs = 0;
+    let high = 0;
+    for (const hybrid of [false, true]) {
+      const m = hybrid ? realMeans : undefined;
+      const native = pairScore({ grams: real.share(), means: m?.share() });
+      const reference = referenceScore(real, m);
+      const width = 40;
+      const js = new Int32Array(width);
+      const [a, b] = [new Float32Array(width), new Float32Array(width)];
+      for (let i = 0; i < n; i++) {
+        for (let x = 0; x < width; x++) js[x] = x === 7 ? -1 : x === 0 ? i : Math.floor(next() * n);
+        a.fill(-2);
+        b.fill(-2);
+        native(i, js, a);
+        reference(i, js, b);
+        const same = a.every((v, x) => Object.is(v, b[x]));
+        if (!same) {
+          t.same([...a], [...b], `row ${i} (${hybrid ? 'hybrid' : 'tfidf'})`);
+          return;
+        }
+        pairs += width - 1;
+        high += a.filter((v) => v > 0.5).length;
+        if (a[7] !== -2) t.fail('a -1 candidate was scored');
+      }
+    }
+    t.pass(`${pairs} pairs the same, ${high} of them above 0.5 (each row with itself among them)`);
+  },
+);
+
+t.test('malformed rows and candidates out of range are errors, not reads out of bounds', async (t) => {
+  const s = grams.share();
+  const scorer = GramScorer.create(s.rows, s.idf, s.invNorm);
+  const out = new Float32Array(2);
+  t.throws(
+    () => scorer.score(0, Int32Array.from([N]), out),
+    { code: 'BAD_INPUT' },
+    'a candidate past the rows',
+  );
+  t.throws(
+    () => scorer.score(-1, Int32Array.from([1]), out),
+    { code: 'BAD_INPUT' },
+    'a row before the first',
+  );
+  t.throws(() => scorer.score(0, Int32Array.from([1, 2]), new Float32Array(1)), { code: 'BAD_INPUT' });
+  // A row whose last varint runs past its end, one whose end is past its chunk, and a gap of 0.
+  // Row 0 is one bucket (a gap of 2, count 1); row 1 is each of the malformed ones.
+  const chunk = Uint8Array.from([0x04, 0x85, 0x81, 0x00]);
+  const view = (start: number, end: number) => ({
+    countBits: s.rows.countBits,
+    chunks: [chunk],
+    chunkOf: new Uint16Array(2),
+    start: Uint32Array.from([0, start]),
+    end: Uint32Array.from([1, end]),
+  });
+  const good = GramScorer.create(view(0, 1), s.idf, Float32Array.from([1, 1]));
+  good.score(0, Int32Array.from([0]), out);
+  t.ok((out[0] as number) > 0, 'a well-formed row scores');
+  for (const [start, end, why] of [
+    [1, 3, 'a varint cut off'],
+    [1, 9, 'an end past its chunk'],
+    [3, 4, 'a gap of 0'],
+  ] as const) {
+    const bad = GramScorer.create(view(start, end), s.idf, new Float32Array(2));
+    t.throws(() => bad.score(1, Int32Array.from([0]), out), { code: 'BAD_INPUT' }, why);
+    t.throws(() => bad.score(0, Int32Array.from([1]), out), { code: 'BAD_INPUT' }, `${why}, as a candidate`);
+  }
+  t.throws(() => GramScorer.create({ ...s.rows, countBits: 0 }, s.idf, s.invNorm), { code: 'BAD_INPUT' });
+  t.throws(
+    () => GramScorer.create(s.rows, s.idf.subarray(1), s.invNorm),
+    { code: 'BAD_INPUT' },
+    'idf too short',
+  );
+  t.throws(
+    () => GramScorer.create(s.rows, s.idf, s.invNorm, { ...means.share(), dim: 10_000 }),
+    { code: 'BAD_INPUT' },
+    'means that do not cover the rows',
+  );
+});
+
 for (const hybrid of [false, true]) {
   const name = hybrid ? 'hybrid' : 'tfidf';
-  const score = pairScore(grams, hybrid ? means : undefined);
-  const share = () => ({ grams: grams.share(), means: hybrid ? means.share() : undefined });
+  const share = (): ScoreShare => ({ grams: grams.share(), means: hybrid ? means.share() : undefined });
+  const score = pairScore(share());
 
   t.test(`${name}: the thread scores as this thread does`, async (t) => {
     const width = 5;
