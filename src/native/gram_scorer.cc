@@ -124,14 +124,10 @@ bool GramScorer::Bytes(int64_t r, const uint8_t** begin, const uint8_t** end) {
   return true;
 }
 
-// GramRows.dot: the same sums in the same order (a double, each term a float's value times an integer). A
-// word-at-a-time decode without branches on a varint's length was no faster here (its chain of dependent
-// loads is as long), nor was prefetching the next candidate's row (docs/benchmarks/documents.md).
-double GramScorer::Dot(const uint8_t* p, const uint8_t* end) const {
-  const float* table = table_.data();
-  const uint32_t* present = present_.data();
+// Each (bucket, count) of a checked row's bytes, in order: the one decoder of Dot and Score's scatter.
+template <typename F>
+inline void ForEachEntry(const uint8_t* p, const uint8_t* end, F visit) {
   uint32_t prev = ~0u;
-  double sum = 0;
   while (p < end) {
     // Most gaps take two bytes, some one: those read without a loop.
     uint32_t v = *p++;
@@ -144,16 +140,30 @@ double GramScorer::Dot(const uint8_t* p, const uint8_t* end) const {
       }
     }
     prev += v >> 1;
-    const uint32_t hit = (present[(prev & kFilterMask) >> 5] >> (prev & 31)) & 1;
-    if ((v & 1) == 0) {
-      if (hit) sum += static_cast<double>(table[prev]);
-    } else {
-      uint32_t b = *p++;
-      uint32_t c = b & 0x7f;
-      if (b >= 0x80) c |= static_cast<uint32_t>(*p++ & 0x7f) << 7;
-      if (hit) sum += static_cast<double>(c + 2) * static_cast<double>(table[prev]);
+    uint32_t count = 1;
+    if (v & 1) {
+      // Check allows a count of at most 2 bytes.
+      const uint32_t b = *p++;
+      count = (b & 0x7f) + 2;
+      if (b >= 0x80) count += static_cast<uint32_t>(*p++ & 0x7f) << 7;
     }
+    visit(prev, count);
   }
+}
+
+// GramRows.dot: the same sums in the same order (a double, each term a float's value times an integer; a
+// count of 1 multiplies exactly). A word-at-a-time decode without branches on a varint's length was no faster
+// here (its chain of dependent loads is as long), nor was prefetching the next candidate's row
+// (docs/benchmarks/documents.md).
+double GramScorer::Dot(const uint8_t* p, const uint8_t* end) const {
+  const float* table = table_.data();
+  const uint32_t* present = present_.data();
+  double sum = 0;
+  ForEachEntry(p, end, [&](uint32_t bucket, uint32_t count) {
+    if ((present[(bucket & kFilterMask) >> 5] >> (bucket & 31)) & 1) {
+      sum += static_cast<double>(count) * static_cast<double>(table[bucket]);
+    }
+  });
   return sum;
 }
 
@@ -185,36 +195,13 @@ Napi::Value GramScorer::Score(const Napi::CallbackInfo& info) {
   }
   if (table_.empty()) table_.assign(buckets_, 0.0f);
   // Row i's weights, idf squared in them, so a candidate's entries need one lookup each (DocGrams.cosines).
-  const uint32_t mask = (1u << countBits_) - 1;
-  std::vector<uint32_t>& row = row_;
-  row.clear();
-  {
-    const uint8_t* p = rowBegin;
-    uint32_t prev = ~0u;
-    while (p < rowEnd) {
-      uint32_t v = 0;
-      for (uint32_t s = 0;; s += 7) {
-        const uint32_t b = *p++;
-        v |= (b & 0x7f) << s;
-        if (b < 0x80) break;
-      }
-      uint32_t count = 1;
-      if ((v & 1) == 1) {
-        uint32_t c = 0;
-        for (uint32_t s = 0;; s += 7) {
-          const uint32_t b = *p++;
-          c |= (b & 0x7f) << s;
-          if (b < 0x80) break;
-        }
-        count = (c + 2) & mask;
-      }
-      prev += v >> 1;
-      const double idf = idf_[prev];
-      table_[prev] = static_cast<float>(static_cast<double>(count) * (idf * idf));
-      present_[(prev & kFilterMask) >> 5] |= 1u << (prev & 31);
-      row.push_back(prev);
-    }
-  }
+  row_.clear();
+  ForEachEntry(rowBegin, rowEnd, [&](uint32_t bucket, uint32_t count) {
+    const double idf = idf_[bucket];
+    table_[bucket] = static_cast<float>(static_cast<double>(count) * (idf * idf));
+    present_[(bucket & kFilterMask) >> 5] |= 1u << (bucket & 31);
+    row_.push_back(bucket);
+  });
   const double invI = invNorm_[i];
   bool bad = false;
   for (size_t x = 0; x < n; x++) {
@@ -230,7 +217,7 @@ Napi::Value GramScorer::Score(const Napi::CallbackInfo& info) {
     const float cosine = static_cast<float>(v > 1 ? 1.0 : v);
     out[x] = codes_ == nullptr ? cosine : static_cast<float>((static_cast<double>(cosine) + MeanDot(i, j)) / 2);
   }
-  for (const uint32_t b : row) {
+  for (const uint32_t b : row_) {
     table_[b] = 0.0f;
     present_[(b & kFilterMask) >> 5] = 0;
   }
