@@ -30,6 +30,8 @@ import { mine } from './scopes-mining.js';
 interface AlignRun {
   seconds: number;
   stages: Record<string, number>;
+  /** The process's high-water resident set (Linux VmHWM, KiB) at each stage's end: where the peak was reached. */
+  highWaterKiB?: Record<string, number>;
   peakRssGiB: number;
   /** At the peak: anonymous and file-backed (Linux). */
   peakParts?: { anonGiB: number; fileGiB: number };
@@ -165,15 +167,22 @@ interface Resident {
   file?: number;
 }
 
-function residentSet(): Resident {
-  const rss = process.memoryUsage().rss;
+/** Fields of /proc/self/status in KiB (Linux; undefined elsewhere). */
+function statusKiB(...names: string[]): number[] | undefined {
   try {
     const status = readFileSync('/proc/self/status', 'utf8');
-    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) * 1024;
-    return { rss, anon: kb('RssAnon'), file: kb('RssFile') };
+    return names.map((name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]));
   } catch {
-    return { rss };
+    return undefined;
   }
+}
+
+function residentSet(): Resident {
+  const rss = process.memoryUsage().rss;
+  const parts = statusKiB('RssAnon', 'RssFile');
+  return parts === undefined
+    ? { rss }
+    : { rss, anon: (parts[0] as number) * 1024, file: (parts[1] as number) * 1024 };
 }
 
 /**
@@ -198,12 +207,28 @@ function rssPeak() {
   };
 }
 
-/** Each stage's seconds, from its first progress report to the next stage's (the last: to `end`). */
+/**
+ * Each stage's seconds, from its first progress report to the next stage's (the last: to `end`), and the
+ * process's high-water mark as each stage ends (read as the next begins): the sampler can miss a short peak,
+ * the kernel's mark cannot, and a run that did not build in the same process starts below it.
+ */
 function stageClock() {
   const starts = new Map<string, number>();
+  const marks: Array<[string, number]> = [];
+  const mark = (label: string) => {
+    const hwm = statusKiB('VmHWM')?.[0];
+    if (hwm !== undefined && Number.isFinite(hwm)) marks.push([label, hwm]);
+  };
+  mark('start');
   return {
     onProgress: (stage: string) => {
-      if (!starts.has(stage)) starts.set(stage, performance.now());
+      if (starts.has(stage)) return;
+      mark(`before ${stage}`);
+      starts.set(stage, performance.now());
+    },
+    highWater(): Record<string, number> {
+      mark('end');
+      return Object.fromEntries(marks);
     },
     seconds(end: number): Record<string, number> {
       const sorted = [...starts].sort((x, y) => x[1] - y[1]);
@@ -285,6 +310,7 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       alignments[method] = {
         seconds: (end - a0) / 1000,
         stages: clock.seconds(end),
+        highWaterKiB: clock.highWater(),
         peakRssGiB,
         ...(peakParts === undefined ? {} : { peakParts }),
         candidates,
@@ -351,12 +377,13 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
     const global = rows.global;
     const f = (x: number) => x.toFixed(3);
     const docRows = Object.entries(alignments).map(
-      ([method, { seconds, stages, peakRssGiB, peakParts, candidates, alignment }]) => {
+      ([method, { seconds, stages, highWaterKiB, peakRssGiB, peakParts, candidates, alignment }]) => {
         const q = alignedQuality(alignment, planted);
         return {
           method,
           seconds,
           stages,
+          highWaterKiB,
           peakRssGiB,
           peakParts,
           candidates,
@@ -381,7 +408,13 @@ async function run(o: Options): Promise<BenchOutput<Record<string, unknown>>> {
       (d) =>
         `${d.method}: ${Object.entries(d.stages)
           .map(([stage, sec]) => `${stage} ${sec} s`)
-          .join(', ')}`,
+          .join(', ')}${
+          d.highWaterKiB === undefined
+            ? ''
+            : ` (the process's high-water mark, KiB: ${Object.entries(d.highWaterKiB)
+                .map(([at, kib]) => `${at} ${kib}`)
+                .join(', ')})`
+        }`,
     );
     const table = Object.entries(rows).map(
       ([name, m]) =>
