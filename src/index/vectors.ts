@@ -126,8 +126,11 @@ export class VectorFile {
     return fromHalf(halves);
   }
 
-  /** Rows of arbitrary ids (repeats allowed), in the order given, as ids.length x dim float32. */
-  async readIds(ids: readonly number[]): Promise<Float32Array> {
+  /**
+   * Rows of arbitrary ids (repeats allowed), in the order given, as ids.length x dim float32: written into
+   * `into` when given (exactly that long; a caller reading chunk after chunk reuses its buffers).
+   */
+  async readIds(ids: readonly number[], into?: Float32Array): Promise<Float32Array> {
     const fh = this.#handle();
     ids.forEach((id, i) => {
       if (!Number.isInteger(id) || id < 0 || id >= this.count) {
@@ -136,11 +139,17 @@ export class VectorFile {
         });
       }
     });
-    if (this.#rows) return this.#rows.gather(BigInt64Array.from(ids, (id) => BigInt(id)));
     const dim = this.dim;
-    const out = new Float32Array(ids.length * dim);
+    if (into !== undefined && into.length !== ids.length * dim) {
+      throw new ParamineError('BAD_INPUT', `into holds ${into.length} floats, not ${ids.length} x ${dim}`, {
+        field: 'into',
+      });
+    }
+    if (this.#rows) return this.#rows.gather(BigInt64Array.from(ids, BigInt), into);
+    const out = into ?? new Float32Array(ids.length * dim);
     if (ids.length === 0) return out;
-    const outBits = new Uint32Array(out.buffer); // float32 bit patterns, filled row by row
+    // float32 bit patterns, filled row by row
+    const outBits = new Uint32Array(out.buffer, out.byteOffset, out.length);
     // Sorted positions, cut into runs of nearby ids: one read per run.
     const order = Array.from(ids.keys()).sort((a, b) => ids[a]! - ids[b]!);
     const runs: Array<{ from: number; to: number }> = []; // [from, to) into `order`

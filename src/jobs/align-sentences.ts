@@ -17,8 +17,21 @@ export interface SentenceRows {
   rows: Float32Array;
 }
 
-/** The sentences of documents (numbers of the DocumentSet), in the order asked. */
-export type ReadSentences = (docs: readonly number[]) => Promise<SentenceRows>;
+/**
+ * The sentences of documents (numbers of the DocumentSet), in the order asked; their rows written into
+ * `reuse` where it has room (roomFor): a buffer whose rows the caller is done with.
+ */
+export type ReadSentences = (docs: readonly number[], reuse?: Float32Array) => Promise<SentenceRows>;
+
+/**
+ * `length` floats of `reuse` where it holds that many, else of a new buffer with a quarter more room, so
+ * that chunk after chunk reuses a few buffers: a new one a chunk (~20 MB at 10^6 documents) left the
+ * collector 0.2-0.3 GB behind, which set the alignment's high-water mark (docs/benchmarks/documents.md).
+ */
+export function roomFor(reuse: Float32Array | undefined, length: number): Float32Array {
+  if (reuse !== undefined && reuse.length >= length) return reuse.subarray(0, length);
+  return new Float32Array(Math.ceil(length * 1.25)).subarray(0, length);
+}
 
 /** Candidates of each list re-scored by the match; the rest of the list is dropped. */
 export const MATCH_DEPTH = 4;
@@ -109,8 +122,11 @@ export async function matchSentences(
     const y = slotOf[j] ?? -1;
     return y < 0 ? -1 : cand.subarray(y * depth, (y + 1) * depth).indexOf(i);
   };
-  /** Rows [first, last)'s pairs to match (entries of `cand`), and their documents' sentences (being read). */
-  const gather = (first: number, last: number) => {
+  /**
+   * Rows [first, last)'s pairs to match (entries of `cand`), and their documents' sentences (being read, into
+   * `reuse`: rows already matched).
+   */
+  const gather = (first: number, last: number, reuse: Float32Array | undefined) => {
     const slot = new Map<number, number>();
     const wanted: number[] = [];
     const want = (d: number) => {
@@ -130,21 +146,25 @@ export async function matchSentences(
         mine.push(x * depth + h);
       }
     }
-    const reading = read(wanted);
+    const reading = read(wanted, reuse);
     // Read while the chunk before is matched: a failure is thrown where it is awaited.
     reading.catch(() => undefined);
     return { mine, a: Int32Array.from(a), b: Int32Array.from(b), reading, last };
   };
   const match = new Float32Array(total * depth);
-  let next = total > 0 ? gather(0, Math.min(total, MATCH_CHUNK)) : undefined;
+  let next = total > 0 ? gather(0, Math.min(total, MATCH_CHUNK), undefined) : undefined;
+  /** The buffer of the chunk matched last: the one after next is read into it. */
+  let spare: Float32Array | undefined;
   while (next !== undefined) {
     const { mine, a, b, reading, last } = next;
     const sentences = await reading;
     // The next chunk's sentences are read (the addon's thread) while this one is matched (here): 1.3x.
-    next = last < total ? gather(last, Math.min(total, last + MATCH_CHUNK)) : undefined;
+    next = last < total ? gather(last, Math.min(total, last + MATCH_CHUNK), spare) : undefined;
     for (let e = 0; e < mine.length; e++) {
       match[mine[e] as number] = sentenceMatch(sentences, a[e] as number, b[e] as number);
     }
+    const { rows } = sentences;
+    spare = new Float32Array(rows.buffer, rows.byteOffset, (rows.buffer.byteLength - rows.byteOffset) >> 2);
     onProgress?.(last, total);
     await yieldToLoop();
   }

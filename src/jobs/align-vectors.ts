@@ -45,6 +45,12 @@ export interface DocumentSet {
    * (~1 GB at 10^6 documents) would stay in its resident set to the end.
    */
   release?: (() => Promise<void>) | undefined;
+  /**
+   * Called every few slices of texts read: what they were read from may let go of the pages read so far
+   * (`docs align` drops the pages of its store's map, which would otherwise grow to the whole store, ~1 GB
+   * at 10^6 documents, as the n-grams are counted).
+   */
+  trim?: (() => void) | undefined;
 }
 
 /**
@@ -62,6 +68,9 @@ export type AlignProgress = (
 
 /** Documents read and counted at a time (the counting thread's unit of work). */
 const SLICE = 4096;
+
+/** Slices of texts read between two DocumentSet.trim calls (~35 MB of a store's pages at a few sentences each). */
+const TRIM_EVERY = 8;
 
 /** Documents from which a worker thread counts the n-grams while this one reads the texts and keeps the rows. */
 export const GRAMS_THREAD_FROM = 2 * SLICE;
@@ -108,6 +117,7 @@ export async function docGrams(
         texts.push(text);
         if (turns.due) await turns.pass();
       }
+      if ((first / SLICE) % TRIM_EVERY === TRIM_EVERY - 1) set.trim?.();
       // This slice is counted (there) while the last one's rows are added (here).
       const next = count(texts);
       next.catch(() => undefined);

@@ -32,7 +32,7 @@ import {
   alignShare,
   type DocumentSet,
 } from './align-pairs.js';
-import { MATCH_SENTENCES, type SentenceRows } from './align-sentences.js';
+import { MATCH_SENTENCES, roomFor, type SentenceRows } from './align-sentences.js';
 import type { MeanChunk } from './align-vectors.js';
 
 export { type AlignOptions, type AlignOptionsInput, alignOptionsSchema } from './align-options.js';
@@ -50,6 +50,8 @@ export interface AlignParts {
    * sentence match); safe to call twice.
    */
   release?: (() => Promise<void>) | undefined;
+  /** Lets go of the store's pages read so far (DocumentSet.trim). */
+  trim?: (() => void) | undefined;
 }
 
 interface Doc {
@@ -97,8 +99,15 @@ function normalizeRows(m: Float32Array, dim: number): void {
 /** Documents whose built rows are read in one readIds call: one worker-thread gather, not a read a sentence. */
 const MEAN_CHUNK = 4096;
 
-/** The embeddings of sentences, in the order given: built ones from vectors.f16, added ones as they were embedded. */
-async function embeddings(ids: readonly number[], parts: AlignParts): Promise<Float32Array> {
+/**
+ * The embeddings of sentences, in the order given: built ones from vectors.f16, added ones as they were
+ * embedded; in `reuse` where it has room (roomFor).
+ */
+async function embeddings(
+  ids: readonly number[],
+  parts: AlignParts,
+  reuse?: Float32Array,
+): Promise<Float32Array> {
   const vectors = parts.vectors as VectorFile;
   const dim = vectors.dim;
   const builtIds = ids.filter((id) => id < vectors.count);
@@ -111,10 +120,10 @@ async function embeddings(ids: readonly number[], parts: AlignParts): Promise<Fl
       { field: 'method' },
     );
   }
+  const rows = roomFor(reuse, ids.length * dim);
+  if (addedIds.length === 0) return vectors.readIds(builtIds, rows);
   const built = await vectors.readIds(builtIds);
-  if (addedIds.length === 0) return built;
   const extra = (added as NonNullable<AlignParts['added']>).vectors(addedIds);
-  const rows = new Float32Array(ids.length * dim);
   let [b, a] = [0, 0];
   ids.forEach((id, x) => {
     const [from, at] = id < vectors.count ? [built, b++] : [extra, a++];
@@ -149,7 +158,12 @@ async function* meanVectors(
 }
 
 /** The sentences of documents `rows` for the match (align-sentences.ts): at most MATCH_SENTENCES each, spread. */
-async function sentenceRows(docs: Doc[], parts: AlignParts, rows: readonly number[]): Promise<SentenceRows> {
+async function sentenceRows(
+  docs: Doc[],
+  parts: AlignParts,
+  rows: readonly number[],
+  reuse?: Float32Array,
+): Promise<SentenceRows> {
   const starts = new Int32Array(rows.length + 1);
   const ids: number[] = [];
   rows.forEach((r, x) => {
@@ -159,7 +173,7 @@ async function sentenceRows(docs: Doc[], parts: AlignParts, rows: readonly numbe
     starts[x + 1] = ids.length;
   });
   // Unit rows already: the encoder L2-normalizes what the index and `paramine add` keep (encode/core.ts).
-  return { dim: (parts.vectors as VectorFile).dim, starts, rows: await embeddings(ids, parts) };
+  return { dim: (parts.vectors as VectorFile).dim, starts, rows: await embeddings(ids, parts, reuse) };
 }
 
 /** Document pairs of the index's documents (its `docKey` groups) inside the band, at most `partners` each. */
@@ -184,6 +198,8 @@ export async function documentsShare(
 
 async function documentSet(parts: AlignParts, o: AlignOptions): Promise<DocumentSet> {
   const docs = await documentsOf(parts, o.docKey);
+  // Each document's first sentence was read (its metadata): pages of the whole store.
+  parts.trim?.();
   return {
     count: docs.length,
     id: (r) => String((docs[r] as Doc).id),
@@ -191,8 +207,10 @@ async function documentSet(parts: AlignParts, o: AlignOptions): Promise<Document
       (docs[r] as Doc).sentences.map((id) => (parts.store.get(id) as SentenceRecord).text).join(' '),
     meta: (r) => (docs[r] as Doc).meta,
     means: parts.vectors === undefined ? undefined : (progress) => meanVectors(docs, parts, progress),
-    sentences: parts.vectors === undefined ? undefined : (rows) => sentenceRows(docs, parts, rows),
+    sentences:
+      parts.vectors === undefined ? undefined : (rows, reuse) => sentenceRows(docs, parts, rows, reuse),
     release: parts.release,
+    trim: parts.trim,
   };
 }
 

@@ -24,6 +24,7 @@ extern "C" void openblas_set_num_threads(int num_threads);
 namespace paramine {
 
 Napi::Value MapFile(const Napi::CallbackInfo& info);  // mmap.cc
+Napi::Value DropMappedPages(const Napi::CallbackInfo& info);  // mmap.cc
 
 std::atomic<int> g_threads{2};
 static int g_blasThreads = 1;
@@ -144,6 +145,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("createIndex", Napi::Function::New(env, CreateIndex, "createIndex"));
   exports.Set("readIndex", Napi::Function::New(env, ReadIndex, "readIndex"));
   exports.Set("mapFile", Napi::Function::New(env, MapFile, "mapFile"));
+  exports.Set("dropMappedPages", Napi::Function::New(env, DropMappedPages, "dropMappedPages"));
   exports.Set("setNumThreads", Napi::Function::New(env, SetNumThreads, "setNumThreads"));
   exports.Set("getNumThreads", Napi::Function::New(env, GetNumThreads, "getNumThreads"));
   exports.Set("MAX_K", Napi::Number::New(env, static_cast<double>(kMaxK)));

@@ -47,7 +47,7 @@ export interface NativeHalfVectors {
   readonly count: number;
   readonly dim: number;
   rescore(queries: Float32Array, candidates: BigInt64Array, k: number, metric: Metric): Promise<SearchResult>;
-  gather(ids: BigInt64Array): Promise<Float32Array>;
+  gather(ids: BigInt64Array, out?: Float32Array): Promise<Float32Array>;
   close(): Promise<void>;
 }
 
@@ -69,6 +69,7 @@ export interface NativeBinding {
   setNumThreads(n: number, blas?: number): void;
   getNumThreads(): ThreadCounts;
   mapFile?(path: string, offset?: number, length?: number): ArrayBuffer;
+  dropMappedPages?(path: string): number;
   readonly MAX_K: number;
   readonly MAX_BASE_K: number;
   readonly faissVersion: string;

@@ -36,9 +36,12 @@ export class HalfVectors {
     return wrap(() => this.#native.rescore(queries, candidates, k, metric));
   }
 
-  /** Rows of `ids` (in range, repeats allowed) as ids.length x dim float32, read off the JS thread. */
-  gather(ids: BigInt64Array): Promise<Float32Array> {
-    return wrap(() => this.#native.gather(ids));
+  /**
+   * Rows of `ids` (in range, repeats allowed) as ids.length x dim float32, read off the JS thread: into `out`
+   * when given (exactly that long), which is returned.
+   */
+  gather(ids: BigInt64Array, out?: Float32Array): Promise<Float32Array> {
+    return wrap(() => (out === undefined ? this.#native.gather(ids) : this.#native.gather(ids, out)));
   }
 
   close(): Promise<void> {

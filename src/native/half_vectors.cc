@@ -268,7 +268,9 @@ Napi::Value HalfVectors::Rescore(const Napi::CallbackInfo& info) {
   return QueueWorker<RescoreWorker>(env, map_, std::move(qb), std::move(cb), n, per, k, metric == "ip");
 }
 
-// gather(ids: BigInt64Array): Promise<Float32Array> of ids.length x dim, rows in the order given.
+// gather(ids: BigInt64Array, out?: Float32Array): Promise<Float32Array> of ids.length x dim, rows in the order
+// given; written into `out` (exactly that long) when given, so a caller reading chunk after chunk reuses its
+// buffers instead of leaving one a chunk to the collector.
 Napi::Value HalfVectors::Gather(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!map_) return Rejected(env, "INDEX_CLOSED", "gather: the vectors file is closed");
@@ -276,7 +278,14 @@ Napi::Value HalfVectors::Gather(const Napi::CallbackInfo& info) {
     return Rejected(env, "BAD_INPUT", "gather: ids must be a BigInt64Array");
   }
   auto ids = info[0].As<Napi::BigInt64Array>();
-  auto out = Napi::Float32Array::New(env, ids.ElementLength() * static_cast<size_t>(map_->dim));
+  const size_t length = ids.ElementLength() * static_cast<size_t>(map_->dim);
+  const bool given = info.Length() > 1 && !info[1].IsUndefined();
+  if (given && (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array ||
+                info[1].As<Napi::Float32Array>().ElementLength() != length)) {
+    return Rejected(env, "BAD_INPUT",
+                    "gather: out must be a Float32Array of ids.length x dim = " + std::to_string(length) + " floats");
+  }
+  auto out = given ? info[1].As<Napi::Float32Array>() : Napi::Float32Array::New(env, length);
   Borrowed ib{Napi::Persistent(info[0]), ids.Data(), ids.ElementLength()};
   Borrowed ob{Napi::Persistent(Napi::Value(out)), out.Data(), out.ElementLength()};
   return QueueWorker<GatherWorker>(env, map_, std::move(ib), std::move(ob));

@@ -92,6 +92,25 @@ export function mapFile(path: string, offset = 0, length?: number): ArrayBuffer 
   }
 }
 
+/**
+ * This process's shared or read-only mappings of the file at `path` (LMDB's map of a store) let go of their
+ * pages (mmap.cc): what was read through them stops counting in the resident set, and is read again from the
+ * page cache when needed. Returns the bytes of the mappings advised; 0 where the addon or the system cannot.
+ */
+export function dropMappedPages(path: string): number {
+  let b: NativeBinding;
+  try {
+    b = load();
+  } catch {
+    return 0;
+  }
+  try {
+    return b.dropMappedPages?.(path) ?? 0;
+  } catch (e) {
+    throw toParamineError(e);
+  }
+}
+
 /** One FAISS index. Create with createIndex() or readIndex(). */
 export class FaissIndex {
   readonly #native: NativeIndex;

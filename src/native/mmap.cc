@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -86,6 +89,37 @@ Napi::Value MapFile(const Napi::CallbackInfo& info) {
                     path + ": a window of " + std::to_string(size) + " bytes is over this runtime's ArrayBuffer limit; map it in smaller windows");
   }
   return Napi::Value(env, buffer);
+}
+
+// dropMappedPages(path): this process's mappings of the file at `path` (another library's, such as LMDB's
+// map of a store) let go of their pages with MADV_DONTNEED, so pages read once stop counting in the resident
+// set; the next read faults them in again from the page cache. Shared and read-only mappings only: a private
+// written page would lose its writes. Returns the bytes of the mappings advised (0 where /proc/self/maps is
+// not there: other systems keep their pages).
+Napi::Value DropMappedPages(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw MakeError(env, "BAD_INPUT", "dropMappedPages: path must be a string");
+  const std::string path = info[0].As<Napi::String>().Utf8Value();
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved) == nullptr) return Napi::Number::New(env, 0);
+  const std::string want(resolved);
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return Napi::Number::New(env, 0);
+  double advised = 0;
+  char line[PATH_MAX + 256];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long start = 0, end = 0;
+    char perms[8] = {0};
+    int at = 0;
+    if (std::sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &at) < 3 || at == 0) continue;
+    std::string name(line + at);
+    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+    if (name != want) continue;
+    if (perms[1] == 'w' && perms[3] == 'p') continue;
+    if (madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED) == 0) advised += double(end - start);
+  }
+  std::fclose(maps);
+  return Napi::Number::New(env, advised);
 }
 
 }  // namespace paramine

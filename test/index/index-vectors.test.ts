@@ -170,6 +170,11 @@ t.test('the indexer keeps every embedding as vectors.f16, in id order', async (t
     );
   });
   t.equal((await vectors.readIds([])).length, 0);
+  // Into a caller's buffer (a view past its start, as a reused buffer's rows are): the same rows, there.
+  const into = new Float32Array((ids.length + 2) * dim).subarray(dim, (ids.length + 1) * dim);
+  t.equal(await vectors.readIds(ids, into), into, 'the rows are written into the array given');
+  t.same([...into], [...picked], 'the same rows as a new array');
+  await t.rejects(vectors.readIds(ids, new Float32Array(dim)), { code: 'BAD_INPUT', field: 'into' });
 
   // Out of range.
   await t.rejects(vectors.read(n - 2, 3), { code: 'BAD_INPUT' });

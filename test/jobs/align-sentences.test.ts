@@ -10,6 +10,7 @@ import { alignDocumentSet, type DocumentSet } from '../../src/jobs/align-pairs.j
 import {
   MATCH_CHUNK,
   matchSentences,
+  roomFor,
   type SentenceRows,
   sentenceMatch,
 } from '../../src/jobs/align-sentences.js';
@@ -203,9 +204,17 @@ t.test(
       scores: scores.slice(),
     };
     const events: string[] = [];
-    const read = async (rows: readonly number[]) => {
+    // A reader that writes into the buffer it is offered, as `docs align`'s does: a buffer still being
+    // matched would change the scores below.
+    const [buffers, offered]: [ArrayBufferLike[], Array<ArrayBufferLike | undefined>] = [[], []];
+    const read = async (rows: readonly number[], reuse?: Float32Array) => {
       events.push('read');
-      return rowsOf(rows.map((r) => docsSentences[r] as number[][]));
+      offered.push(reuse?.buffer);
+      const s = rowsOf(rows.map((r) => docsSentences[r] as number[][]));
+      const into = roomFor(reuse, s.rows.length);
+      into.set(s.rows);
+      buffers.push(into.buffer);
+      return { ...s, rows: into };
     };
     const fits = (i: number, j: number) => (i + j) % 7 !== 0;
     await matchSentences(found, read, { fits, onProgress: (done) => events.push(`done ${done}`) });
@@ -213,6 +222,11 @@ t.test(
       events,
       ['read', 'read', `done ${MATCH_CHUNK}`, 'read', `done ${2 * MATCH_CHUNK}`, `done ${n}`],
       "each chunk's sentences read before the chunk before is done",
+    );
+    t.same(
+      offered.map((b) => (b === undefined ? -1 : buffers.indexOf(b))),
+      [-1, -1, 0],
+      "the third chunk is read into the first one's buffer, matched by then",
     );
     const all = rowsOf(docsSentences);
     for (let r = 0; r < n; r++) {

@@ -85,6 +85,13 @@ for (const dim of [8, 37, 45, 384]) {
     const rowsBack = await hv.gather(BigInt64Array.from(picked, BigInt));
     const expected = picked.flatMap((id) => Array.from(rows.subarray(id * dim, (id + 1) * dim)));
     t.same(Array.from(rowsBack), expected, 'gather: the rows, converted exactly, in the order given');
+    const out = new Float32Array((picked.length + 1) * dim).subarray(dim);
+    t.equal(await hv.gather(BigInt64Array.from(picked, BigInt), out), out, 'gather into a given view');
+    t.same(Array.from(out), expected, 'the same rows, written into it');
+    await t.rejects(hv.gather(BigInt64Array.from([0n]), new Float32Array(dim + 1)), {
+      code: 'BAD_INPUT',
+      message: /out must be/,
+    });
     await t.rejects(hv.gather(BigInt64Array.from([0n, BigInt(n)])), {
       code: 'BAD_INPUT',
       message: /ids\[1\]/,
