@@ -126,7 +126,7 @@ export async function matchSentences(
    * Rows [first, last)'s pairs to match (entries of `cand`), and their documents' sentences (being read, into
    * `reuse`: rows already matched).
    */
-  const gather = (first: number, last: number, reuse: Float32Array | undefined) => {
+  const gather = (first: number, last: number, reuse: Float32Array | undefined): Chunk => {
     const slot = new Map<number, number>();
     const wanted: number[] = [];
     const want = (d: number) => {
@@ -151,23 +151,7 @@ export async function matchSentences(
     reading.catch(() => undefined);
     return { mine, a: Int32Array.from(a), b: Int32Array.from(b), reading, last };
   };
-  const match = new Float32Array(total * depth);
-  let next = total > 0 ? gather(0, Math.min(total, MATCH_CHUNK), undefined) : undefined;
-  /** The buffer of the chunk matched last: the one after next is read into it. */
-  let spare: Float32Array | undefined;
-  while (next !== undefined) {
-    const { mine, a, b, reading, last } = next;
-    const sentences = await reading;
-    // The next chunk's sentences are read (the addon's thread) while this one is matched (here): 1.3x.
-    next = last < total ? gather(last, Math.min(total, last + MATCH_CHUNK), spare) : undefined;
-    for (let e = 0; e < mine.length; e++) {
-      match[mine[e] as number] = sentenceMatch(sentences, a[e] as number, b[e] as number);
-    }
-    const { rows } = sentences;
-    spare = new Float32Array(rows.buffer, rows.byteOffset, (rows.buffer.byteLength - rows.byteOffset) >> 2);
-    onProgress?.(last, total);
-    await yieldToLoop();
-  }
+  const match = await matchChunks(total, depth, gather, onProgress);
   for (let x = 0; x < total; x++) {
     const r = rowAt(x);
     const i = docs[r] as number;
@@ -190,6 +174,46 @@ export async function matchSentences(
       scores[r * k + h] = score;
     });
   }
+}
+
+/** A chunk of rows' pairs to match (entries of `cand`: a's document against b's), their sentences being read. */
+interface Chunk {
+  mine: number[];
+  a: Int32Array;
+  b: Int32Array;
+  reading: Promise<SentenceRows>;
+  /** The row after the chunk's last. */
+  last: number;
+}
+
+/**
+ * The sentence match of every pair of `total` rows' chunks (`gather`), by entry of `cand`; each chunk's
+ * sentences read while the chunk before is matched, into that chunk's buffer once it is matched.
+ */
+async function matchChunks(
+  total: number,
+  depth: number,
+  gather: (first: number, last: number, reuse: Float32Array | undefined) => Chunk,
+  onProgress: MatchOptions['onProgress'],
+): Promise<Float32Array> {
+  const match = new Float32Array(total * depth);
+  let next = total > 0 ? gather(0, Math.min(total, MATCH_CHUNK), undefined) : undefined;
+  /** The buffer of the chunk matched last: the one after next is read into it. */
+  let spare: Float32Array | undefined;
+  while (next !== undefined) {
+    const { mine, a, b, reading, last } = next;
+    const sentences = await reading;
+    // The next chunk's sentences are read (the addon's thread) while this one is matched (here): 1.3x.
+    next = last < total ? gather(last, Math.min(total, last + MATCH_CHUNK), spare) : undefined;
+    for (let e = 0; e < mine.length; e++) {
+      match[mine[e] as number] = sentenceMatch(sentences, a[e] as number, b[e] as number);
+    }
+    const { rows } = sentences;
+    spare = new Float32Array(rows.buffer, rows.byteOffset, (rows.buffer.byteLength - rows.byteOffset) >> 2);
+    onProgress?.(last, total);
+    await yieldToLoop();
+  }
+  return match;
 }
 
 /** Each row's first `depth` candidates that fit (-1: none) and their base scores (read afresh with `base`). */
