@@ -41,7 +41,7 @@ export class HalfVectors {
    * when given (exactly that long), which is returned.
    */
   gather(ids: BigInt64Array, out?: Float32Array): Promise<Float32Array> {
-    return wrap(() => (out === undefined ? this.#native.gather(ids) : this.#native.gather(ids, out)));
+    return wrap(() => this.#native.gather(ids, out));
   }
 
   close(): Promise<void> {

@@ -24,14 +24,18 @@ export { GramScorer } from './gram-scorer.js';
 export { HalfVectors } from './half-vectors.js';
 export type * from './types.js';
 
+/** The addon, or undefined when it is not built (callers with a fallback). */
+function loaded(): NativeBinding | undefined {
+  try {
+    return load();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether the addon is built (tests and the CLI use it to explain what is missing). */
 export function addonAvailable(): boolean {
-  try {
-    load();
-    return true;
-  } catch {
-    return false;
-  }
+  return loaded() !== undefined;
 }
 
 /** Largest k one search accepts. */
@@ -78,13 +82,8 @@ export function getNumThreads(): ThreadCounts {
  * (callers then read the file instead). Large files are mapped in windows: one ArrayBuffer has a size limit.
  */
 export function mapFile(path: string, offset = 0, length?: number): ArrayBuffer | undefined {
-  let b: NativeBinding;
-  try {
-    b = load();
-  } catch {
-    return undefined;
-  }
-  if (b.mapFile === undefined) return undefined;
+  const b = loaded();
+  if (b?.mapFile === undefined) return undefined;
   try {
     return length === undefined ? b.mapFile(path, offset) : b.mapFile(path, offset, length);
   } catch (e) {
@@ -98,14 +97,8 @@ export function mapFile(path: string, offset = 0, length?: number): ArrayBuffer 
  * page cache when needed. Returns the bytes of the mappings advised; 0 where the addon or the system cannot.
  */
 export function dropMappedPages(path: string): number {
-  let b: NativeBinding;
   try {
-    b = load();
-  } catch {
-    return 0;
-  }
-  try {
-    return b.dropMappedPages?.(path) ?? 0;
+    return loaded()?.dropMappedPages?.(path) ?? 0;
   } catch (e) {
     throw toParamineError(e);
   }

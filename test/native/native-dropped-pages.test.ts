@@ -10,6 +10,8 @@ import t from 'tap';
 import { dropMappedPages, mapFile } from '../../src/native/index.js';
 
 const linux = process.platform === 'linux';
+const dir = mkdtempSync(join(tmpdir(), 'paramine-dropped-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 /** This process's resident pages mapped from files, in bytes (/proc/self/status). */
 function rssFile(): number {
@@ -21,16 +23,15 @@ t.test(
   'an LMDB map read whole lets go of its pages, and reads on',
   { skip: !linux && 'Linux only' },
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'paramine-dropped-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const store = join(dir, 'store');
     const n = 4000;
     const value = (i: number) => `${i}:`.padEnd(2048, String.fromCharCode(97 + (i % 26)));
-    const w = open({ path: dir });
+    const w = open({ path: store });
     await w.transaction(() => {
       for (let i = 0; i < n; i++) w.put(i, value(i));
     });
     await w.close();
-    const r = open({ path: dir, readOnly: true });
+    const r = open({ path: store, readOnly: true });
     t.teardown(() => r.close());
     const readAll = () => {
       let bad = 0;
@@ -39,13 +40,13 @@ t.test(
     };
     t.equal(readAll(), 0, 'every value read through the map');
     const before = rssFile();
-    const advised = dropMappedPages(join(dir, 'data.mdb'));
+    const advised = dropMappedPages(join(store, 'data.mdb'));
     const after = rssFile();
     t.ok(advised >= n * 2048, `the map advised: ${advised} bytes`);
     // ~8.4 MB of values were resident; at least most of them are gone.
     t.ok(before - after >= 0.6 * n * 2048, `file-backed RSS ${before} -> ${after} bytes`);
     t.equal(readAll(), 0, 'the same values read again, faulted in from the page cache');
-    t.equal(dropMappedPages(join(dir, 'missing.mdb')), 0, 'a file not there: nothing to drop');
+    t.equal(dropMappedPages(join(store, 'missing.mdb')), 0, 'a file not there: nothing to drop');
   },
 );
 
@@ -53,8 +54,6 @@ t.test(
   'a private writable map is left alone (a written page would lose its writes)',
   { skip: !linux && 'Linux only' },
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'paramine-dropped-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, 'col.f32');
     writeFileSync(
       path,
