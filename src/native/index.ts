@@ -85,7 +85,7 @@ export function mapFile(path: string, offset = 0, length?: number): ArrayBuffer 
   const b = loaded();
   if (b?.mapFile === undefined) return undefined;
   try {
-    return length === undefined ? b.mapFile(path, offset) : b.mapFile(path, offset, length);
+    return b.mapFile(path, offset, length);
   } catch (e) {
     throw toParamineError(e);
   }
