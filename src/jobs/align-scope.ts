@@ -9,6 +9,8 @@ import type { AlignOptions } from './align-options.js';
 interface Metadata {
   readonly count: number;
   meta(r: number): Readonly<Record<string, unknown>>;
+  /** Every key of the metadata, where meta(r) holds fewer (DocumentSet.keys). */
+  keys?: ReadonlySet<string> | undefined;
 }
 
 const DAY_MS = 86_400_000;
@@ -23,8 +25,9 @@ export function checkKeys(set: Metadata, o: AlignOptions): void {
       field: o.days === undefined ? 'days' : 'windowKey',
     });
   }
-  const known = new Set<string>();
-  for (let r = 0; r < set.count; r++) for (const key of Object.keys(set.meta(r))) known.add(key);
+  const known = new Set<string>(set.keys);
+  if (set.keys === undefined)
+    for (let r = 0; r < set.count; r++) for (const key of Object.keys(set.meta(r))) known.add(key);
   const named: Array<[string, string]> = [
     ...o.same.map((k): [string, string] => [k, 'same']),
     ...o.differ.map((k): [string, string] => [k, 'differ']),

@@ -29,6 +29,11 @@ export interface DocumentSet {
   text(r: number): string;
   meta(r: number): Readonly<Record<string, unknown>>;
   /**
+   * Every key of the documents' metadata, where meta(r) holds only the keys the options name (checkKeys'
+   * message lists them); absent: read from meta(r).
+   */
+  keys?: ReadonlySet<string> | undefined;
+  /**
    * The mean embeddings (methods mean and hybrid): each row a normalized mean of the document's sentence
    * embeddings, in order, a chunk of consecutive documents at a time (hybrid keeps them as int8 as they
    * come, never all as floats: 1.5 GB at 10^6 documents).
