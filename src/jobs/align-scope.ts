@@ -47,6 +47,11 @@ export function checkKeys(set: Metadata, o: AlignOptions): void {
   }
 }
 
+/** The metadata keys the options read (what compatible() compares): same, differ, the window's. */
+export const scopeKeys = (o: AlignOptions): string[] => [
+  ...new Set([...o.same, ...o.differ, ...(o.windowKey === undefined ? [] : [o.windowKey])]),
+];
+
 /** Whether two documents may pair: same values of `same`, different ones of `differ`, dates within the window. */
 export function compatible(
   a: Readonly<Record<string, unknown>>,

@@ -32,6 +32,7 @@ import {
   alignShare,
   type DocumentSet,
 } from './align-pairs.js';
+import { scopeKeys } from './align-scope.js';
 import { MATCH_SENTENCES, roomFor, type SentenceRows } from './align-sentences.js';
 import type { MeanChunk } from './align-vectors.js';
 
@@ -73,11 +74,6 @@ const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
 
 const sentencesOf = (docs: Docs, r: number): Int32Array =>
   docs.sentences.subarray(docs.starts[r] as number, docs.starts[r + 1] as number);
-
-/** The metadata keys the options read (scope: same, differ, the window's). */
-const namedKeys = (o: AlignOptions): string[] => [
-  ...new Set([...o.same, ...o.differ, ...(o.windowKey === undefined ? [] : [o.windowKey])]),
-];
 
 /** The documents of the index: its `docKey` groups, each with its sentence ids and first sentence's metadata. */
 async function documentsOf(parts: AlignParts, key: string, named: readonly string[]): Promise<Docs> {
@@ -220,7 +216,7 @@ export async function documentsShare(
 }
 
 async function documentSet(parts: AlignParts, o: AlignOptions): Promise<DocumentSet> {
-  const docs = await documentsOf(parts, o.docKey, namedKeys(o));
+  const docs = await documentsOf(parts, o.docKey, scopeKeys(o));
   // Each document's first sentence was read (its metadata): pages of the whole store.
   parts.trim?.();
   return {
