@@ -25,6 +25,7 @@ import { alignIndexDir } from '../../dist/jobs/align-index.js';
 import type { Neighbours } from '../../dist/jobs/align-search.js';
 import { type GroupTables, openIndexSentences } from '../../dist/store/index.js';
 import { generate, isPlanted, PERIOD, plantedQuality } from './docs-scale.js';
+import { statusKiB } from './proc-status.js';
 import { mine } from './scopes-mining.js';
 
 interface AlignRun {
@@ -167,19 +168,9 @@ interface Resident {
   file?: number;
 }
 
-/** Fields of /proc/self/status in KiB (Linux; undefined elsewhere). */
-function statusKiB(...names: string[]): number[] | undefined {
-  try {
-    const status = readFileSync('/proc/self/status', 'utf8');
-    return names.map((name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]));
-  } catch {
-    return undefined;
-  }
-}
-
 function residentSet(): Resident {
   const rss = process.memoryUsage().rss;
-  const parts = statusKiB('RssAnon', 'RssFile');
+  const parts = statusKiB(['RssAnon', 'RssFile']);
   return parts === undefined
     ? { rss }
     : { rss, anon: (parts[0] as number) * 1024, file: (parts[1] as number) * 1024 };
@@ -216,8 +207,8 @@ function stageClock() {
   const starts = new Map<string, number>();
   const marks: Array<[string, number]> = [];
   const mark = (label: string) => {
-    const hwm = statusKiB('VmHWM')?.[0];
-    if (hwm !== undefined && Number.isFinite(hwm)) marks.push([label, hwm]);
+    const hwm = statusKiB(['VmHWM'])?.[0];
+    if (hwm !== undefined && hwm > 0) marks.push([label, hwm]);
   };
   mark('start');
   return {

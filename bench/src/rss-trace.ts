@@ -9,37 +9,33 @@
  * /usr/bin/time gives one number; this shows which stage set it and whether it was held memory or
  * mapped file pages (docs/benchmarks/documents.md reads 10^6 alignments this way).
  */
-import { openSync, readFileSync, writeSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
+import { statusKiB } from './proc-status.js';
 
-const STATUS_KEYS = ['VmRSS', 'RssAnon', 'RssFile', 'VmHWM'] as const;
+export const STATUS_KEYS = ['VmRSS', 'RssAnon', 'RssFile', 'VmHWM'] as const;
 const LABELS = ['rss', 'anon', 'file', 'hwm'];
 
-/** The /proc/self/status fields above, in KiB (0 where the kernel has none, as on non-Linux systems). */
-export function statusKiB(status: string): number[] {
-  return STATUS_KEYS.map((k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0));
-}
-
-/** One trace line: `12.5 rss=… anon=… file=… hwm=… heapUsed=… heapTotal=… external=… ab=…` (KiB). */
-export function traceLine(seconds: number, status: string, m: NodeJS.MemoryUsage): string {
-  const proc = statusKiB(status).map((v, i) => `${LABELS[i]}=${v}`);
-  const kib = (n: number) => Math.floor(n / 1024);
-  const heap = `heapUsed=${kib(m.heapUsed)} heapTotal=${kib(m.heapTotal)} external=${kib(m.external)} ab=${kib(m.arrayBuffers)}`;
+/**
+ * One trace line: `12.5 rss=… anon=… file=… hwm=… heapUsed=… heapTotal=… external=… ab=…` (KiB); `kib`:
+ * the STATUS_KEYS' values (0 each off Linux).
+ */
+export function traceLine(seconds: number, kib: readonly number[], m: NodeJS.MemoryUsage): string {
+  const proc = STATUS_KEYS.map((_, i) => `${LABELS[i]}=${kib[i] ?? 0}`);
+  const k = (n: number) => Math.floor(n / 1024);
+  const heap = `heapUsed=${k(m.heapUsed)} heapTotal=${k(m.heapTotal)} external=${k(m.external)} ab=${k(m.arrayBuffers)}`;
   return `${seconds.toFixed(1)} ${proc.join(' ')} ${heap}\n`;
 }
 
 function start(path: string): void {
   const fd = openSync(path, 'w');
   const t0 = performance.now();
-  const tick = () => {
-    let status = '';
-    try {
-      status = readFileSync('/proc/self/status', 'utf8');
-    } catch {
-      // not Linux: the process's own figures still come
-    }
-    writeSync(fd, traceLine((performance.now() - t0) / 1000, status, process.memoryUsage()));
-  };
+  // Off Linux the /proc fields read 0; the process's own figures still come.
+  const tick = () =>
+    writeSync(
+      fd,
+      traceLine((performance.now() - t0) / 1000, statusKiB(STATUS_KEYS) ?? [], process.memoryUsage()),
+    );
   setInterval(tick, 500).unref();
   process.on('exit', tick);
 }

@@ -11,7 +11,7 @@
  * p99, errors and the child's RSS; the verdict compares the first and last third of the intervals after
  * warm-up (p99 drift, RSS growth).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ import { defineBenchmark, type Log } from '../../dist/bench/harness.js';
 import { machineInfo } from '../../dist/bench/machine.js';
 import { quantile } from '../../dist/bench/metrics.js';
 import { spawnServe } from '../../dist/testing/index.js';
+import { statusKiB } from './proc-status.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
@@ -58,9 +59,10 @@ export interface SoakInterval {
 }
 
 function memory(pid: number): { rssMB: number; anonMB: number; fileMB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const mb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024;
-  return { rssMB: mb('VmRSS'), anonMB: mb('RssAnon'), fileMB: mb('RssFile') + mb('RssShmem') };
+  const kib = statusKiB(['VmRSS', 'RssAnon', 'RssFile', 'RssShmem'], pid);
+  if (kib === undefined) throw new Error(`/proc/${pid}/status cannot be read: the soak needs Linux`);
+  const [rss = 0, anon = 0, file = 0, shmem = 0] = kib;
+  return { rssMB: rss / 1024, anonMB: anon / 1024, fileMB: (file + shmem) / 1024 };
 }
 
 async function getJson(url: string): Promise<unknown> {

@@ -3,19 +3,20 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { statusKiB, traceLine } from '../../bench/src/rss-trace.js';
+import { parseStatusKiB } from '../../bench/src/proc-status.js';
+import { STATUS_KEYS, traceLine } from '../../bench/src/rss-trace.js';
 
 const STATUS = 'Name:\tnode\nVmHWM:\t  900 kB\nVmRSS:\t  800 kB\nRssAnon:\t  700 kB\nRssFile:\t  100 kB\n';
 
-t.test('statusKiB reads the four fields in order, 0 where missing', async (t) => {
-  t.same(statusKiB(STATUS), [800, 700, 100, 900]);
-  t.same(statusKiB(''), [0, 0, 0, 0]);
+t.test('parseStatusKiB reads the fields in the order named, 0 where missing', async (t) => {
+  t.same(parseStatusKiB(STATUS, STATUS_KEYS), [800, 700, 100, 900]);
+  t.same(parseStatusKiB('', STATUS_KEYS), [0, 0, 0, 0]);
 });
 
 t.test('traceLine writes seconds, /proc fields and the heap in KiB', async (t) => {
   const m = { rss: 0, heapUsed: 2048, heapTotal: 4096, external: 1024, arrayBuffers: 512 };
   t.equal(
-    traceLine(1.25, STATUS, m),
+    traceLine(1.25, parseStatusKiB(STATUS, STATUS_KEYS), m),
     '1.3 rss=800 anon=700 file=100 hwm=900 heapUsed=2 heapTotal=4 external=1 ab=0\n',
   );
 });
