@@ -2,11 +2,12 @@
  * dropMappedPages (src/native/mmap.cc): pages read through another library's map of a file (LMDB's, as
  * `docs align` reads its store) leave the process's resident set, and reading goes on as before.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import t from 'tap';
+import { statusKiB } from '../../bench/src/proc-status.js';
 import { dropMappedPages, mapFile } from '../../src/native/index.js';
 
 const linux = process.platform === 'linux';
@@ -15,8 +16,7 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 /** This process's resident pages mapped from files, in bytes (/proc/self/status). */
 function rssFile(): number {
-  const line = /RssFile:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-  return Number(line?.[1] ?? 0) * 1024;
+  return (statusKiB(['RssFile'])?.[0] ?? 0) * 1024;
 }
 
 t.test(
