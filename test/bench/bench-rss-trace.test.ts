@@ -48,9 +48,10 @@ t.test('as a preload it traces a process that grows, from the main thread only',
     .map((l) => line.exec(l));
   t.ok(rows.length >= 2 && rows.every(Boolean), `whole lines only, ticks and the exit's:\n${text}`);
   const seconds = rows.map((r) => Number(r?.[1]));
-  // A second writer (the worker) would truncate the file or start its own clock again.
+  // A second writer (the worker) would truncate the file or start its own clock again (a drop). The exit's
+  // line may round to the last tick's tenth (CI saw 0.5,1,1.5,2,2), so equal is allowed.
   t.ok(
-    seconds.every((s, i) => i === 0 || s > (seconds[i - 1] ?? s)),
+    seconds.every((s, i) => i === 0 || s >= (seconds[i - 1] ?? s)),
     `one clock: ${seconds}`,
   );
   const hwm = rows.map((r) => Number(r?.[2]));
